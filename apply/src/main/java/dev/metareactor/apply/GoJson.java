@@ -1,0 +1,298 @@
+package dev.metareactor.apply;
+
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Map;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Serializes a JSON tree exactly as Go's {@code encoding/json.Marshal} serializes the same value after it was
+ * decoded by Kubernetes' {@code k8s.io/apimachinery/pkg/util/json} (which keeps integral literals as
+ * {@code int64} and everything else as {@code float64}).
+ *
+ * <p>Why byte-identical: Metacontroller stores the desired object in the last-applied annotation and decides
+ * whether to update a child by deep equality, annotation included. Any byte of difference here would make
+ * every existing child of a migrated cluster look changed and be rewritten once.
+ *
+ * <p>The rules, as Go applies them:
+ * <ul>
+ *   <li>object keys sorted by their UTF-8 bytes (equivalently, by code point), output compact;</li>
+ *   <li>strings escaped with HTML escaping on: {@code <}, {@code >}, {@code &}, U+2028 and U+2029 become
+ *       <code>&#92;u003c</code>-style escapes, {@code \b \f \n \r \t \" \\} use short escapes, other control characters
+ *       <code>&#92;u00XX</code> (lower-case hex); an unpaired surrogate becomes U+FFFD, as Go's decoder would have made it;</li>
+ *   <li>integers that fit in 64 bits are written in full; other numbers are float64 values written in Go's
+ *       shortest form: plain decimal unless the magnitude is below 1e-6 or at least 1e21, where Go uses
+ *       exponent notation such as {@code 1e+21} or {@code 1e-7}.</li>
+ * </ul>
+ */
+public final class GoJson {
+
+  /** Go sorts map keys by byte order of their UTF-8 encoding, which is code point order. */
+  static final Comparator<String> CODE_POINT_ORDER = GoJson::compareCodePoints;
+
+  private static final char[] HEX = "0123456789abcdef".toCharArray();
+  private static final double EXPONENT_FORMAT_ABOVE = 1e21;
+  private static final double EXPONENT_FORMAT_BELOW = 1e-6;
+
+  private GoJson() {}
+
+  /** Returns the Go {@code encoding/json} serialization of {@code node}. */
+  public static String marshal(JsonNode node) {
+    StringBuilder out = new StringBuilder(256);
+    write(node, out);
+    return out.toString();
+  }
+
+  static void write(JsonNode node, StringBuilder out) {
+    switch (node.getNodeType()) {
+      case OBJECT -> writeObject(node, out);
+      case ARRAY -> writeArray(node, out);
+      case STRING -> writeString(node.stringValue(), out);
+      case NUMBER -> writeNumber(node, out);
+      case BOOLEAN -> out.append(node.booleanValue() ? "true" : "false");
+      case NULL, MISSING -> out.append("null");
+      case BINARY -> writeString(java.util.Base64.getEncoder().encodeToString(node.binaryValue()), out);
+      default -> throw new IllegalArgumentException("cannot serialize a " + node.getNodeType() + " node as JSON");
+    }
+  }
+
+  private static void writeObject(JsonNode node, StringBuilder out) {
+    int size = node.size();
+    if (size == 0) {
+      out.append("{}");
+      return;
+    }
+    @SuppressWarnings("unchecked")
+    Map.Entry<String, JsonNode>[] entries = node.properties().toArray(new Map.Entry[size]);
+    if (size > 1) {
+      Arrays.sort(entries, (a, b) -> compareCodePoints(a.getKey(), b.getKey()));
+    }
+    out.append('{');
+    for (int i = 0; i < size; i++) {
+      if (i > 0) {
+        out.append(',');
+      }
+      writeString(entries[i].getKey(), out);
+      out.append(':');
+      write(entries[i].getValue(), out);
+    }
+    out.append('}');
+  }
+
+  private static void writeArray(JsonNode node, StringBuilder out) {
+    out.append('[');
+    int size = node.size();
+    for (int i = 0; i < size; i++) {
+      if (i > 0) {
+        out.append(',');
+      }
+      write(node.get(i), out);
+    }
+    out.append(']');
+  }
+
+  static void writeString(String s, StringBuilder out) {
+    out.append('"');
+    int length = s.length();
+    int start = 0;
+    for (int i = 0; i < length; i++) {
+      char c = s.charAt(i);
+      String escape = null;
+      if (c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&') {
+        escape = switch (c) {
+          case '"' -> "\\\"";
+          case '\\' -> "\\\\";
+          case '\b' -> "\\b";
+          case '\f' -> "\\f";
+          case '\n' -> "\\n";
+          case '\r' -> "\\r";
+          case '\t' -> "\\t";
+          default -> null;
+        };
+        if (escape == null) {
+          out.append(s, start, i);
+          appendUnicodeEscape(c, out);
+          start = i + 1;
+          continue;
+        }
+      } else if (c == '\u2028' || c == '\u2029') {
+        out.append(s, start, i);
+        appendUnicodeEscape(c, out);
+        start = i + 1;
+        continue;
+      } else if (Character.isSurrogate(c)) {
+        boolean paired = Character.isHighSurrogate(c)
+            && i + 1 < length
+            && Character.isLowSurrogate(s.charAt(i + 1));
+        if (paired) {
+          i++;
+          continue;
+        }
+        out.append(s, start, i).append('\uFFFD');
+        start = i + 1;
+        continue;
+      } else {
+        continue;
+      }
+      out.append(s, start, i).append(escape);
+      start = i + 1;
+    }
+    out.append(s, start, length).append('"');
+  }
+
+  private static void appendUnicodeEscape(char c, StringBuilder out) {
+    out.append("\\u")
+        .append(HEX[(c >> 12) & 0xF])
+        .append(HEX[(c >> 8) & 0xF])
+        .append(HEX[(c >> 4) & 0xF])
+        .append(HEX[c & 0xF]);
+  }
+
+  private static void writeNumber(JsonNode node, StringBuilder out) {
+    if (node.isIntegralNumber() && node.canConvertToLong()) {
+      out.append(node.longValue());
+    } else {
+      appendGoFloat(node.doubleValue(), out);
+    }
+  }
+
+  /** Go's {@code encoding/json} float64 encoding: shortest round-trip digits, 'f' or 'e' format by magnitude. */
+  static void appendGoFloat(double value, StringBuilder out) {
+    if (Double.isNaN(value) || Double.isInfinite(value)) {
+      throw new IllegalArgumentException("JSON cannot represent " + value);
+    }
+    if (value == 0) {
+      out.append(1 / value < 0 ? "-0" : "0");
+      return;
+    }
+    ShortestDecimal d = ShortestDecimal.of(value);
+    double abs = Math.abs(value);
+    if (abs < EXPONENT_FORMAT_BELOW || abs >= EXPONENT_FORMAT_ABOVE) {
+      // strconv writes at least two exponent digits; encoding/json then trims "e-09" to "e-9". Positive
+      // exponents here are at least 21, so one minimum digit reproduces both.
+      d.appendExponentForm(out, 1);
+    } else {
+      d.appendPlainForm(out);
+    }
+  }
+
+  /**
+   * Go's {@code fmt.Sprintf("%v", float64)}: shortest digits, exponent form when the decimal exponent is below
+   * -4 or at least 6. Metacontroller uses this to turn a numeric merge key (a port, say) into a map key.
+   */
+  static String goFormatV(double value) {
+    if (Double.isNaN(value)) {
+      return "NaN";
+    }
+    if (Double.isInfinite(value)) {
+      return value > 0 ? "+Inf" : "-Inf";
+    }
+    if (value == 0) {
+      return 1 / value < 0 ? "-0" : "0";
+    }
+    ShortestDecimal d = ShortestDecimal.of(value);
+    StringBuilder out = new StringBuilder(24);
+    int exponent = d.pointPosition - 1;
+    if (exponent < -4 || exponent >= 6) {
+      d.appendExponentForm(out, 2);
+    } else {
+      d.appendPlainForm(out);
+    }
+    return out.toString();
+  }
+
+  /**
+   * The shortest decimal that reads back as the same double, choosing the one nearest the exact binary value
+   * when several of that length exist: what Go's strconv produces with precision -1.
+   *
+   * @param digits significant digits without leading or trailing zeros
+   * @param pointPosition where the decimal point goes relative to the digits ({@code 0.digits × 10^pointPosition})
+   */
+  private record ShortestDecimal(boolean negative, String digits, int pointPosition) {
+
+    static ShortestDecimal of(double value) {
+      BigDecimal exact = new BigDecimal(value);
+      for (int precision = 1; precision <= 17; precision++) {
+        BigDecimal candidate = roundTrip(exact, precision, RoundingMode.HALF_EVEN, value);
+        if (candidate == null) {
+          // The nearest candidate may miss the round-trip interval on its narrow side (at powers of two);
+          // the other neighbour of the same length may still hit it.
+          candidate = roundTrip(exact, precision, RoundingMode.UP, value);
+          if (candidate == null) {
+            candidate = roundTrip(exact, precision, RoundingMode.DOWN, value);
+          }
+        }
+        if (candidate != null) {
+          return from(value < 0, candidate);
+        }
+      }
+      return from(value < 0, exact.round(new MathContext(17, RoundingMode.HALF_EVEN)));
+    }
+
+    private static BigDecimal roundTrip(BigDecimal exact, int precision, RoundingMode mode, double value) {
+      BigDecimal candidate = exact.round(new MathContext(precision, mode));
+      return candidate.doubleValue() == value ? candidate : null;
+    }
+
+    private static ShortestDecimal from(boolean negative, BigDecimal decimal) {
+      BigDecimal stripped = decimal.abs().stripTrailingZeros();
+      String digits = stripped.unscaledValue().toString();
+      int pointPosition = digits.length() - stripped.scale();
+      return new ShortestDecimal(negative, digits, pointPosition);
+    }
+
+    void appendPlainForm(StringBuilder out) {
+      if (negative) {
+        out.append('-');
+      }
+      if (pointPosition <= 0) {
+        out.append("0.");
+        out.append("0".repeat(-pointPosition));
+        out.append(digits);
+      } else if (pointPosition >= digits.length()) {
+        out.append(digits);
+        out.append("0".repeat(pointPosition - digits.length()));
+      } else {
+        out.append(digits, 0, pointPosition).append('.').append(digits, pointPosition, digits.length());
+      }
+    }
+
+    /** {@code d.ddde±X}: mantissa digits, then the exponent padded with zeros to {@code minExponentDigits}. */
+    void appendExponentForm(StringBuilder out, int minExponentDigits) {
+      if (negative) {
+        out.append('-');
+      }
+      out.append(digits.charAt(0));
+      if (digits.length() > 1) {
+        out.append('.').append(digits, 1, digits.length());
+      }
+      int exponent = pointPosition - 1;
+      out.append('e').append(exponent < 0 ? '-' : '+');
+      String magnitude = Integer.toString(Math.abs(exponent));
+      out.append("0".repeat(Math.max(0, minExponentDigits - magnitude.length()))).append(magnitude);
+    }
+  }
+
+  private static int compareCodePoints(String a, String b) {
+    int n = Math.min(a.length(), b.length());
+    for (int i = 0; i < n; i++) {
+      char x = a.charAt(i);
+      char y = b.charAt(i);
+      if (x != y) {
+        if (x >= Character.MIN_SURROGATE && y >= Character.MIN_SURROGATE) {
+          // UTF-16 puts surrogates (supplementary code points) below U+E000..U+FFFF; code points do not.
+          return codePointRank(x) - codePointRank(y);
+        }
+        return x - y;
+      }
+    }
+    return a.length() - b.length();
+  }
+
+  private static int codePointRank(char c) {
+    return Character.isSurrogate(c) ? c + 0x2000 : c - 0x800;
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * Metareactor's apply engine: the pure function that decides what the engine writes to a child object.
+ *
+ * <p>It reproduces Metacontroller's "dynamic apply" (a client-side emulation of {@code kubectl apply} that
+ * needs no schema): a three-way merge of the observed object, the last configuration the controller applied
+ * and the newly desired configuration, with associative lists detected by convention, system metadata and
+ * {@code status} left as observed, and the desired configuration recorded in the
+ * {@value dev.metareactor.apply.LastAppliedConfiguration#ANNOTATION} annotation, serialized byte for byte as
+ * Go's {@code encoding/json} does so that a cluster migrated from Metacontroller sees no spurious update.
+ *
+ * <p>Entry point: {@link dev.metareactor.apply.DynamicApply}. Everything here works on Jackson 3
+ * {@link tools.jackson.databind.JsonNode} trees; there is no Kubernetes client, no Reactor and no I/O.
+ * All classes are stateless and thread-safe.
+ */
+package dev.metareactor.apply;

@@ -1,0 +1,82 @@
+package dev.metareactor.apply;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.JsonNodeFactory;
+
+/**
+ * Byte-for-byte agreement with Go. {@code gojson-golden.json} was produced by Go itself
+ * ({@code src/test/go/gojson-golden}) from {@code gojson-inputs.json}: each input decoded as Kubernetes decodes
+ * JSON, then {@code json.Marshal}-ed, plus {@code fmt.Sprintf("%v")} for floats.
+ */
+class GoJsonTest {
+
+  private static final JsonMapper MAPPER = JsonMapper.builder().build();
+
+  record Golden(String input, String go, String goFmtV) {
+    @Override
+    public String toString() {
+      return input.length() > 60 ? input.substring(0, 60) + "..." : input;
+    }
+  }
+
+  static List<Golden> goldens() throws IOException {
+    try (InputStream in = GoJsonTest.class.getResourceAsStream("/gojson-golden.json")) {
+      List<Golden> cases = new ArrayList<>();
+      for (JsonNode item : MAPPER.readTree(in)) {
+        cases.add(new Golden(item.get("input").stringValue(), item.get("go").stringValue(),
+            item.has("goFmtV") ? item.get("goFmtV").stringValue() : null));
+      }
+      return cases;
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("goldens")
+  void marshalsExactlyAsGo(Golden golden) {
+    JsonNode parsed = MAPPER.readTree(golden.input());
+    assertThat(GoJson.marshal(parsed)).isEqualTo(golden.go());
+    if (golden.goFmtV() != null) {
+      assertThat(GoJson.goFormatV(parsed.doubleValue())).isEqualTo(golden.goFmtV());
+    }
+  }
+
+  @Test
+  void goldenFileCoversTheEscapingAndNumberRules() throws IOException {
+    List<Golden> cases = goldens();
+    assertThat(cases).hasSizeGreaterThan(30);
+    assertThat(cases).extracting(Golden::go).anyMatch(s -> s.contains("\\u003c") && s.contains("\\u0026"));
+    assertThat(cases).extracting(Golden::go).anyMatch(s -> s.contains("\\u2028"));
+    assertThat(cases).extracting(Golden::go).contains("9007199254740993", "1e+21", "1e-7", "1");
+  }
+
+  @Test
+  void unpairedSurrogateBecomesReplacementCharacter() {
+    JsonNode text = JsonNodeFactory.instance.stringNode("a\uD800b\uDC00c");
+    assertThat(GoJson.marshal(text)).isEqualTo("\"a\uFFFDb\uFFFDc\"");
+  }
+
+  @Test
+  void keysSortByCodePointNotUtf16() {
+    // U+FFFF sorts before U+1F600 by code point (and by UTF-8 bytes) but after it in UTF-16 order.
+    assertThat(GoJson.CODE_POINT_ORDER.compare("\uFFFF", "\uD83D\uDE00")).isNegative();
+    assertThat(GoJson.CODE_POINT_ORDER.compare("a", "b")).isNegative();
+    assertThat(GoJson.CODE_POINT_ORDER.compare("ab", "a")).isPositive();
+  }
+
+  @Test
+  void nonFiniteNumbersAreRejected() {
+    assertThatThrownBy(() -> GoJson.marshal(JsonNodeFactory.instance.numberNode(Double.NaN)))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+}
