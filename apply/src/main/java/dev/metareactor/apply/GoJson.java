@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
@@ -42,59 +43,206 @@ public final class GoJson {
   /** Returns the Go {@code encoding/json} serialization of {@code node}. */
   public static String marshal(JsonNode node) {
     StringBuilder out = new StringBuilder(256);
-    write(node, out);
+    write(node, new BuilderOut(out, KeyScratch.get()), 0);
     return out.toString();
   }
 
-  static void write(JsonNode node, StringBuilder out) {
+  /**
+   * Whether {@code marshal(node).equals(expected)}, decided while walking the tree without building the string:
+   * the steady-state check of every sync compares the desired object with the annotation already on the child.
+   */
+  public static boolean marshalsTo(JsonNode node, String expected) {
+    MatchingOut out = new MatchingOut(expected, KeyScratch.get());
+    try {
+      write(node, out, 0);
+    } catch (MatchingOut.Mismatch mismatch) {
+      return false;
+    }
+    return out.complete();
+  }
+
+  /** Where serialized text goes: a buffer, or a comparison against expected text. */
+  private interface Out {
+    /** Per-thread arrays for ordering the keys of objects, one per nesting depth, reused across calls. */
+    KeyScratch scratch();
+
+    void append(char c);
+
+    void append(CharSequence s, int start, int end);
+
+    default void append(String s) {
+      append(s, 0, s.length());
+    }
+  }
+
+  private record BuilderOut(StringBuilder builder, KeyScratch scratch) implements Out {
+    @Override
+    public void append(char c) {
+      builder.append(c);
+    }
+
+    @Override
+    public void append(CharSequence s, int start, int end) {
+      builder.append(s, start, end);
+    }
+  }
+
+  /** Compares output with expected text as it is produced; stops at the first difference. */
+  private static final class MatchingOut implements Out {
+    /** Thrown (without a stack trace) at the first character that differs. */
+    static final class Mismatch extends RuntimeException {
+      private static final long serialVersionUID = 1L;
+      static final Mismatch INSTANCE = new Mismatch();
+
+      private Mismatch() {
+        super(null, null, false, false);
+      }
+    }
+
+    private final String expected;
+    private final KeyScratch scratch;
+    private int position;
+
+    MatchingOut(String expected, KeyScratch scratch) {
+      this.expected = expected;
+      this.scratch = scratch;
+    }
+
+    @Override
+    public KeyScratch scratch() {
+      return scratch;
+    }
+
+    @Override
+    public void append(char c) {
+      if (position >= expected.length() || expected.charAt(position) != c) {
+        throw Mismatch.INSTANCE;
+      }
+      position++;
+    }
+
+    @Override
+    public void append(CharSequence s, int start, int end) {
+      int length = end - start;
+      if (position + length > expected.length()) {
+        throw Mismatch.INSTANCE;
+      }
+      for (int i = start; i < end; i++) {
+        if (expected.charAt(position++) != s.charAt(i)) {
+          throw Mismatch.INSTANCE;
+        }
+      }
+    }
+
+    boolean complete() {
+      return position == expected.length();
+    }
+  }
+
+  private static void write(JsonNode node, Out out, int depth) {
     switch (node.getNodeType()) {
-      case OBJECT -> writeObject(node, out);
-      case ARRAY -> writeArray(node, out);
+      case OBJECT -> writeObject(node, out, depth);
+      case ARRAY -> writeArray(node, out, depth);
       case STRING -> writeString(node.stringValue(), out);
       case NUMBER -> writeNumber(node, out);
       case BOOLEAN -> out.append(node.booleanValue() ? "true" : "false");
       case NULL, MISSING -> out.append("null");
-      case BINARY -> writeString(java.util.Base64.getEncoder().encodeToString(node.binaryValue()), out);
+      case BINARY -> writeString(Base64.getEncoder().encodeToString(node.binaryValue()), out);
       default -> throw new IllegalArgumentException("cannot serialize a " + node.getNodeType() + " node as JSON");
     }
   }
 
-  private static void writeObject(JsonNode node, StringBuilder out) {
+  private static void writeObject(JsonNode node, Out out, int depth) {
     int size = node.size();
     if (size == 0) {
       out.append("{}");
       return;
     }
-    @SuppressWarnings("unchecked")
-    Map.Entry<String, JsonNode>[] entries = node.properties().toArray(new Map.Entry[size]);
-    if (size > 1) {
-      Arrays.sort(entries, (a, b) -> compareCodePoints(a.getKey(), b.getKey()));
-    }
     out.append('{');
-    for (int i = 0; i < size; i++) {
-      if (i > 0) {
-        out.append(',');
+    if (keysSorted(node)) {
+      boolean first = true;
+      for (Map.Entry<String, JsonNode> entry : node.properties()) {
+        if (!first) {
+          out.append(',');
+        }
+        first = false;
+        writeMember(entry.getKey(), entry.getValue(), out, depth);
       }
-      writeString(entries[i].getKey(), out);
-      out.append(':');
-      write(entries[i].getValue(), out);
+    } else {
+      String[] keys = out.scratch().keys(depth, size);
+      int count = 0;
+      for (String key : node.propertyNames()) {
+        keys[count++] = key;
+      }
+      Arrays.sort(keys, 0, count, CODE_POINT_ORDER);
+      try {
+        for (int i = 0; i < count; i++) {
+          if (i > 0) {
+            out.append(',');
+          }
+          writeMember(keys[i], node.get(keys[i]), out, depth);
+        }
+      } finally {
+        Arrays.fill(keys, 0, count, null); // do not keep the caller's keys reachable
+      }
     }
     out.append('}');
   }
 
-  private static void writeArray(JsonNode node, StringBuilder out) {
+  private static void writeMember(String key, JsonNode value, Out out, int depth) {
+    writeString(key, out);
+    out.append(':');
+    write(value, out, depth + 1);
+  }
+
+  /** Reusable key arrays, one per nesting depth (a member is written while its parent's keys are in use). */
+  private static final class KeyScratch {
+    private static final ThreadLocal<KeyScratch> PER_THREAD = ThreadLocal.withInitial(KeyScratch::new);
+
+    private String[][] byDepth = new String[16][];
+
+    static KeyScratch get() {
+      return PER_THREAD.get();
+    }
+
+    String[] keys(int depth, int size) {
+      if (depth >= byDepth.length) {
+        byDepth = Arrays.copyOf(byDepth, Math.max(depth + 1, byDepth.length * 2));
+      }
+      String[] keys = byDepth[depth];
+      if (keys == null || keys.length < size) {
+        keys = new String[Math.max(size, 16)];
+        byDepth[depth] = keys;
+      }
+      return keys;
+    }
+  }
+
+  /** Objects read from the API server usually have sorted keys already; then no sort (or array) is needed. */
+  private static boolean keysSorted(JsonNode node) {
+    String previous = null;
+    for (String key : node.propertyNames()) {
+      if (previous != null && compareCodePoints(previous, key) > 0) {
+        return false;
+      }
+      previous = key;
+    }
+    return true;
+  }
+
+  private static void writeArray(JsonNode node, Out out, int depth) {
     out.append('[');
     int size = node.size();
     for (int i = 0; i < size; i++) {
       if (i > 0) {
         out.append(',');
       }
-      write(node.get(i), out);
+      write(node.get(i), out, depth + 1);
     }
     out.append(']');
   }
 
-  static void writeString(String s, StringBuilder out) {
+  private static void writeString(String s, Out out) {
     out.append('"');
     int length = s.length();
     int start = 0;
@@ -131,31 +279,56 @@ public final class GoJson {
           i++;
           continue;
         }
-        out.append(s, start, i).append('\uFFFD');
+        out.append(s, start, i);
+        out.append('\uFFFD');
         start = i + 1;
         continue;
       } else {
         continue;
       }
-      out.append(s, start, i).append(escape);
+      out.append(s, start, i);
+      out.append(escape);
       start = i + 1;
     }
-    out.append(s, start, length).append('"');
+    out.append(s, start, length);
+    out.append('"');
   }
 
-  private static void appendUnicodeEscape(char c, StringBuilder out) {
-    out.append("\\u")
-        .append(HEX[(c >> 12) & 0xF])
-        .append(HEX[(c >> 8) & 0xF])
-        .append(HEX[(c >> 4) & 0xF])
-        .append(HEX[c & 0xF]);
+  private static void appendUnicodeEscape(char c, Out out) {
+    out.append('\\');
+    out.append('u');
+    out.append(HEX[(c >> 12) & 0xF]);
+    out.append(HEX[(c >> 8) & 0xF]);
+    out.append(HEX[(c >> 4) & 0xF]);
+    out.append(HEX[c & 0xF]);
   }
 
-  private static void writeNumber(JsonNode node, StringBuilder out) {
+  private static void writeNumber(JsonNode node, Out out) {
     if (node.isIntegralNumber() && node.canConvertToLong()) {
-      out.append(node.longValue());
+      appendLong(node.longValue(), out);
     } else {
-      appendGoFloat(node.doubleValue(), out);
+      StringBuilder text = new StringBuilder(24);
+      appendGoFloat(node.doubleValue(), text);
+      out.append(text, 0, text.length());
+    }
+  }
+
+  /** Decimal digits of {@code value}, without allocating for the common small values. */
+  private static void appendLong(long value, Out out) {
+    if (value == Long.MIN_VALUE) {
+      out.append("-9223372036854775808");
+      return;
+    }
+    if (value < 0) {
+      out.append('-');
+      value = -value;
+    }
+    long divisor = 1;
+    while (divisor <= value / 10) {
+      divisor *= 10;
+    }
+    for (; divisor > 0; divisor /= 10) {
+      out.append((char) ('0' + (value / divisor) % 10));
     }
   }
 

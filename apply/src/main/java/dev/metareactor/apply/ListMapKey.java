@@ -70,6 +70,19 @@ final class ListMapKey {
     return map;
   }
 
+  /** Whether two merge-key values are the same key, i.e. {@code keyOf(a).equals(keyOf(b))}, cheaply. */
+  static boolean sameKey(JsonNode a, JsonNode b) {
+    if (a != null && b != null) {
+      if (a.isString() && b.isString()) {
+        return a.stringValue().equals(b.stringValue());
+      }
+      if (a.isIntegralNumber() && b.isIntegralNumber() && a.canConvertToLong() && b.canConvertToLong()) {
+        return a.longValue() == b.longValue();
+      }
+    }
+    return keyOf(a).equals(keyOf(b));
+  }
+
   /**
    * The text of a merge-key value as Go's {@code fmt.Sprintf("%v")} prints it, so that keys compare exactly as
    * in Metacontroller: a string as is, an integer in decimal, a float in Go's shortest form, null as

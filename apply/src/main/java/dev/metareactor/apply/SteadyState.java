@@ -18,8 +18,12 @@ import tools.jackson.databind.node.JsonNodeFactory;
  */
 final class SteadyState {
 
-  /** Marks a desired list item already paired with an observed one; compared by identity. */
+  /** Lists up to this size are compared pairwise instead of through an index. */
+  private static final int SMALL_LIST = 16;
+
+  /** Index markers, compared by identity: a desired item already paired, an observed item nobody desires. */
   private static final JsonNode MATCHED = JsonNodeFactory.instance.objectNode();
+  private static final JsonNode FOREIGN = JsonNodeFactory.instance.objectNode();
 
   private SteadyState() {}
 
@@ -84,29 +88,68 @@ final class SteadyState {
 
   /**
    * Items merge by key; observed items desired does not name are kept where they are. Unchanged when every
-   * desired item has an observed item with the same key that it leaves unchanged, and no key repeats (the merge
-   * would rewrite every copy of a repeated key with the same item).
+   * desired item has exactly one observed item with the same key that it leaves unchanged, and no key repeats
+   * anywhere (the merge rewrites every copy of a repeated observed key with the last copy).
    */
   private static boolean listMapUnchanged(String mergeKey, JsonNode observed, JsonNode desired) {
-    Map<String, JsonNode> wanted = new HashMap<>(Math.max(16, desired.size() * 2));
+    if (desired.size() <= SMALL_LIST && observed.size() <= 2 * SMALL_LIST) {
+      return smallListMapUnchanged(mergeKey, observed, desired);
+    }
+    Map<String, JsonNode> seen = new HashMap<>(Math.max(16, (desired.size() + observed.size()) * 2));
     for (JsonNode item : desired) {
-      if (wanted.put(ListMapKey.keyOf(item.get(mergeKey)), item) != null) {
+      if (seen.put(ListMapKey.keyOf(item.get(mergeKey)), item) != null) {
         return false;
       }
     }
     int matched = 0;
     for (JsonNode item : observed) {
       String key = ListMapKey.keyOf(item.get(mergeKey));
-      JsonNode want = wanted.get(key);
-      if (want == null) {
-        continue; // an item someone else added: the merge keeps it
-      }
-      if (want == MATCHED || !valueUnchanged(item, want)) {
+      JsonNode want = seen.get(key);
+      if (want == MATCHED || want == FOREIGN) {
         return false;
       }
-      wanted.put(key, MATCHED);
+      if (want == null) {
+        seen.put(key, FOREIGN); // an item someone else added: the merge keeps it
+        continue;
+      }
+      if (!valueUnchanged(item, want)) {
+        return false;
+      }
+      seen.put(key, MATCHED);
       matched++;
     }
-    return matched == wanted.size();
+    return matched == desired.size();
+  }
+
+  /** The same decision by pairwise comparison: no index, no key strings, nothing allocated. */
+  private static boolean smallListMapUnchanged(String mergeKey, JsonNode observed, JsonNode desired) {
+    for (int i = 0; i < observed.size(); i++) {
+      JsonNode key = observed.get(i).get(mergeKey);
+      for (int j = 0; j < i; j++) {
+        if (ListMapKey.sameKey(key, observed.get(j).get(mergeKey))) {
+          return false;
+        }
+      }
+    }
+    for (int i = 0; i < desired.size(); i++) {
+      JsonNode want = desired.get(i);
+      JsonNode key = want.get(mergeKey);
+      for (int j = 0; j < i; j++) {
+        if (ListMapKey.sameKey(key, desired.get(j).get(mergeKey))) {
+          return false;
+        }
+      }
+      JsonNode match = null;
+      for (JsonNode item : observed) {
+        if (ListMapKey.sameKey(key, item.get(mergeKey))) {
+          match = item;
+          break;
+        }
+      }
+      if (match == null || !valueUnchanged(match, want)) {
+        return false;
+      }
+    }
+    return true;
   }
 }

@@ -46,6 +46,9 @@ class GoJsonTest {
   void marshalsExactlyAsGo(Golden golden) {
     JsonNode parsed = MAPPER.readTree(golden.input());
     assertThat(GoJson.marshal(parsed)).isEqualTo(golden.go());
+    assertThat(GoJson.marshalsTo(parsed, golden.go())).isTrue();
+    assertThat(GoJson.marshalsTo(parsed, golden.go() + " ")).isFalse();
+    assertThat(GoJson.marshalsTo(parsed, golden.go().substring(0, golden.go().length() - 1))).isFalse();
     if (golden.goFmtV() != null) {
       assertThat(GoJson.goFormatV(parsed.doubleValue())).isEqualTo(golden.goFmtV());
     }

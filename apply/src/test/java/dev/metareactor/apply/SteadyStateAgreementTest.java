@@ -55,6 +55,27 @@ class SteadyStateAgreementTest {
     assertThat(changed).isGreaterThan(1_000);
   }
 
+  @Test
+  void repeatedForeignKeysInLongAndShortListsAreChanges() {
+    for (int size : new int[] {3, 40}) {
+      ObjectNode desired = F.objectNode();
+      desired.putObject("metadata").put("name", "t");
+      ArrayNode items = desired.putObject("spec").putArray("items");
+      for (int i = 0; i < size; i++) {
+        items.addObject().put("name", "n" + i);
+      }
+      ObjectNode observed = desired.deepCopy();
+      ArrayNode live = (ArrayNode) observed.at("/spec/items");
+      live.addObject().put("name", "foreign").put("copy", 1);
+      live.addObject().put("name", "foreign").put("copy", 2);
+      LastAppliedConfiguration.write(observed, GoJson.marshal(desired));
+
+      ApplyResult full = DynamicApply.mergeUpdate(observed, desired, GoJson.marshal(desired));
+      assertThat(full.changed()).as("the merge rewrites both copies with the last one").isTrue();
+      assertThat(DynamicApply.update(observed, desired).changed()).as("size %d", size).isTrue();
+    }
+  }
+
   private static ObjectNode randomObject(Random random, int depth) {
     ObjectNode object = F.objectNode();
     int size = 1 + random.nextInt(4);
@@ -79,11 +100,12 @@ class SteadyStateAgreementTest {
 
   private static ArrayNode randomList(Random random, int depth) {
     ArrayNode list = F.arrayNode();
-    int size = random.nextInt(4);
+    // Mostly short lists (compared pairwise), sometimes long ones (compared through an index).
+    int size = random.nextInt(8) == 0 ? 17 + random.nextInt(20) : random.nextInt(4);
     String key = random.nextBoolean() ? "name" : "port";
     for (int i = 0; i < size; i++) {
       ObjectNode item = randomObject(random, depth);
-      if (random.nextInt(8) > 0) {
+      if (size > 16 || random.nextInt(8) > 0) {
         item.set(key, key.equals("port") ? F.numberNode(i) : F.stringNode("n" + i));
       }
       list.add(item);
@@ -137,6 +159,9 @@ class SteadyStateAgreementTest {
         case 3 -> {
           if (list.get(0).isObject()) {
             list.add(F.objectNode().put("name", "foreign").put("port", 99)); // someone else's item
+            if (random.nextBoolean()) {
+              list.add(F.objectNode().put("name", "foreign").put("port", 99).put("again", true)); // repeated
+            }
           }
         }
         default -> mutate(random, list.get(random.nextInt(list.size())), depth - 1);
