@@ -1,0 +1,84 @@
+package dev.metareactor.engine.config;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Everything the engine is configured with, built once from the command line and passed down through
+ * constructors. Immutable and validated: an instance that exists is usable.
+ *
+ * @param kubeconfig path of a kubeconfig file; empty to use the in-cluster configuration (or the usual
+ *     {@code KUBECONFIG} / {@code ~/.kube/config} lookup outside a cluster)
+ * @param discoveryInterval how often API discovery is refreshed ({@code --discovery-interval})
+ * @param cacheFlushInterval how often informers replay their cache to every controller
+ *     ({@code --cache-flush-interval})
+ * @param metricsAddress where {@code /metrics} is served ({@code --metrics-address})
+ * @param healthProbeAddress where {@code /healthz} and {@code /readyz} are served
+ *     ({@code --health-probe-bind-address})
+ * @param apiRate client-side limit on API requests ({@code --client-go-qps}, {@code --client-go-burst})
+ * @param workers concurrent syncs per hosted controller ({@code --workers})
+ * @param eventRate Kubernetes Events per object ({@code --events-qps}, {@code --events-burst})
+ * @param leaderElection {@code --leader-election*}
+ * @param targetLabelSelector only host controller objects matching this label selector
+ *     ({@code --target-label-selector}); empty for all
+ * @param applyStrategy {@code --apply-strategy}
+ * @param ssaFieldManager {@code --apply-strategy-ssa-field-manager}
+ * @param logging {@code --zap-*}
+ * @param retry per-parent backoff and overall retry rate ({@code --retry-*})
+ * @param apiConcurrency blocking API calls in flight at once ({@code --api-concurrency})
+ * @param shutdownTimeout how long in-flight syncs may take to finish on SIGTERM ({@code --shutdown-timeout})
+ */
+public record EngineOptions(
+    String kubeconfig,
+    Duration discoveryInterval,
+    Duration cacheFlushInterval,
+    ListenAddress metricsAddress,
+    ListenAddress healthProbeAddress,
+    RateLimit apiRate,
+    int workers,
+    RateLimit eventRate,
+    LeaderElectionSettings leaderElection,
+    String targetLabelSelector,
+    ApplyStrategy applyStrategy,
+    String ssaFieldManager,
+    LogSettings logging,
+    RetrySettings retry,
+    int apiConcurrency,
+    Duration shutdownTimeout) {
+
+  public EngineOptions {
+    Objects.requireNonNull(kubeconfig, "kubeconfig");
+    requirePositive(discoveryInterval, "--discovery-interval");
+    requirePositive(cacheFlushInterval, "--cache-flush-interval");
+    Objects.requireNonNull(metricsAddress, "metricsAddress");
+    Objects.requireNonNull(healthProbeAddress, "healthProbeAddress");
+    Objects.requireNonNull(apiRate, "apiRate");
+    if (workers < 1) {
+      throw new IllegalArgumentException("--workers must be at least 1, got " + workers);
+    }
+    Objects.requireNonNull(eventRate, "eventRate");
+    Objects.requireNonNull(leaderElection, "leaderElection");
+    Objects.requireNonNull(targetLabelSelector, "targetLabelSelector");
+    Objects.requireNonNull(applyStrategy, "applyStrategy");
+    Objects.requireNonNull(ssaFieldManager, "ssaFieldManager");
+    if (ssaFieldManager.isBlank()) {
+      throw new IllegalArgumentException("--apply-strategy-ssa-field-manager must not be empty");
+    }
+    Objects.requireNonNull(logging, "logging");
+    Objects.requireNonNull(retry, "retry");
+    if (apiConcurrency < 1) {
+      throw new IllegalArgumentException("--api-concurrency must be at least 1, got " + apiConcurrency);
+    }
+    Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
+    if (shutdownTimeout.isNegative()) {
+      throw new IllegalArgumentException("--shutdown-timeout must not be negative, got " + shutdownTimeout);
+    }
+  }
+
+  private static void requirePositive(Duration value, String flag) {
+    Objects.requireNonNull(value, flag);
+    if (value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(flag + " must be positive, got " + value);
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package dev.metareactor.engine.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.metareactor.engine.config.ApplyStrategy;
+import dev.metareactor.engine.config.EngineOptions;
+import dev.metareactor.engine.config.ListenAddress;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class EngineCommandTest {
+
+  private final StringWriter out = new StringWriter();
+  private final StringWriter err = new StringWriter();
+  private final AtomicReference<EngineOptions> parsed = new AtomicReference<>();
+
+  private int run(String... args) {
+    return EngineCommand.execute(args, options -> {
+      parsed.set(options);
+      return 0;
+    }, new PrintWriter(out, true), new PrintWriter(err, true));
+  }
+
+  @Test
+  void defaultsAreMetacontrollers() {
+    assertThat(run()).isZero();
+    EngineOptions options = parsed.get();
+    assertThat(options.discoveryInterval()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(options.cacheFlushInterval()).isEqualTo(Duration.ofMinutes(30));
+    assertThat(options.metricsAddress()).isEqualTo(new ListenAddress("", 9999, true));
+    assertThat(options.healthProbeAddress()).isEqualTo(new ListenAddress("", 8081, true));
+    assertThat(options.workers()).isEqualTo(5);
+    assertThat(options.eventRate().qps()).isEqualTo(1.0 / 300);
+    assertThat(options.eventRate().burst()).isEqualTo(25);
+    assertThat(options.leaderElection().enabled()).isFalse();
+    assertThat(options.leaderElection().resourceLock()).isEqualTo("leases");
+    assertThat(options.leaderElection().id()).isEqualTo("metacontroller");
+    assertThat(options.targetLabelSelector()).isEmpty();
+    assertThat(options.applyStrategy()).isEqualTo(ApplyStrategy.DYNAMIC_APPLY);
+    assertThat(options.ssaFieldManager()).isEqualTo("metacontroller");
+    assertThat(options.logging().level()).isEqualTo("INFO");
+    assertThat(options.logging().json()).isTrue();
+    // Our own defaults: a higher client rate (see README) and client-go's retry limiter.
+    assertThat(options.apiRate().qps()).isEqualTo(50);
+    assertThat(options.apiRate().burst()).isEqualTo(100);
+    assertThat(options.retry().baseDelay()).isEqualTo(Duration.ofMillis(5));
+    assertThat(options.retry().maxDelay()).isEqualTo(Duration.ofSeconds(1000));
+    assertThat(options.retry().overall().qps()).isEqualTo(10);
+    assertThat(options.retry().overall().burst()).isEqualTo(100);
+  }
+
+  @Test
+  void acceptsGoFlagSpellingsAsInUpstreamManifests() {
+    assertThat(run("--zap-log-level=4", "--discovery-interval=20s", "-workers=16", "--leader-election",
+        "--apply-strategy", "server-side-apply", "--metrics-address=127.0.0.1:0", "--health-probe-bind-address=0",
+        "--events-qps=0.5", "--client-go-qps=5", "--client-go-burst=10", "--target-label-selector=foo=bar",
+        "--zap-devel=false", "--cache-flush-interval=1h30m")).isZero();
+    EngineOptions options = parsed.get();
+    assertThat(options.logging().level()).isEqualTo("DEBUG");
+    assertThat(options.discoveryInterval()).isEqualTo(Duration.ofSeconds(20));
+    assertThat(options.workers()).isEqualTo(16);
+    assertThat(options.leaderElection().enabled()).isTrue();
+    assertThat(options.applyStrategy()).isEqualTo(ApplyStrategy.SERVER_SIDE_APPLY);
+    assertThat(options.metricsAddress()).isEqualTo(new ListenAddress("127.0.0.1", 0, true));
+    assertThat(options.healthProbeAddress().enabled()).isFalse();
+    assertThat(options.eventRate().qps()).isEqualTo(0.5);
+    assertThat(options.apiRate()).extracting("qps", "burst").containsExactly(5.0, 10);
+    assertThat(options.targetLabelSelector()).isEqualTo("foo=bar");
+    assertThat(options.cacheFlushInterval()).isEqualTo(Duration.ofMinutes(90));
+  }
+
+  @Test
+  void devFlagsMatchTheDevOverlay() {
+    assertThat(run("--zap-devel", "--zap-log-level=5", "--discovery-interval=5s")).isZero();
+    assertThat(parsed.get().logging().level()).isEqualTo("TRACE");
+    assertThat(parsed.get().logging().json()).isFalse();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "--workers=0", "--workers=many", "--discovery-interval=10", "--discovery-interval=-5s",
+      "--metrics-address=9999", "--events-qps=0", "--events-qps=1/0", "--apply-strategy=kubectl",
+      "--zap-log-level=loud", "--zap-encoder=xml", "--leader-election-resource-lock=configmaps",
+      "--retry-max-delay=1ms", "--no-such-flag", "--client-go-burst=0"})
+  void badValuesExitTwoWithOneLine(String arg) {
+    assertThat(run(arg)).isEqualTo(EngineCommand.USAGE_ERROR);
+    assertThat(parsed.get()).isNull();
+    String message = err.toString();
+    assertThat(message).startsWith("metareactor: ").endsWith("(see --help)" + System.lineSeparator());
+    assertThat(message.strip()).doesNotContain("\n");
+  }
+
+  @Test
+  void helpListsEveryFlagWithItsDefault() {
+    assertThat(run("--help")).isZero();
+    String help = out.toString();
+    for (String flag : new String[] {"--kubeconfig", "--discovery-interval", "--cache-flush-interval",
+        "--metrics-address", "--health-probe-bind-address", "--client-go-qps", "--client-go-burst", "--workers",
+        "--events-qps", "--events-burst", "--pprof-address", "--leader-election", "--leader-election-resource-lock",
+        "--leader-election-namespace", "--leader-election-id", "--target-label-selector", "--apply-strategy",
+        "--apply-strategy-ssa-field-manager", "--zap-log-level", "--zap-devel", "--zap-encoder", "--retry-base-delay",
+        "--retry-max-delay", "--retry-qps", "--retry-burst", "--api-concurrency", "--shutdown-timeout"}) {
+      assertThat(help).contains(flag);
+    }
+    assertThat(help).contains("default: 30s").contains("default: :9999").contains("default: 1/300");
+    assertThat(parsed.get()).isNull();
+  }
+}
