@@ -1,0 +1,53 @@
+package dev.metareactor.engine.discovery;
+
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * One served resource as API discovery describes it.
+ *
+ * @param group API group, empty for the core group
+ * @param version API version within the group
+ * @param resource plural resource name ({@code deployments})
+ * @param kind object kind ({@code Deployment})
+ * @param namespaced whether objects live in namespaces
+ * @param subresources served subresources ({@code status}, {@code scale})
+ */
+public record ApiResource(String group, String version, String resource, String kind, boolean namespaced,
+    Set<String> subresources) {
+
+  public ApiResource {
+    Objects.requireNonNull(group, "group");
+    Objects.requireNonNull(version, "version");
+    Objects.requireNonNull(resource, "resource");
+    Objects.requireNonNull(kind, "kind");
+    subresources = Set.copyOf(subresources);
+  }
+
+  /** {@code group/version}, or just {@code version} for the core group. */
+  public String apiVersion() {
+    return group.isEmpty() ? version : group + "/" + version;
+  }
+
+  public boolean hasStatusSubresource() {
+    return subresources.contains("status");
+  }
+
+  /** What fabric8's generic client needs to address this resource. */
+  public ResourceDefinitionContext context() {
+    return new ResourceDefinitionContext.Builder()
+        .withGroup(group)
+        .withVersion(version)
+        .withPlural(resource)
+        .withKind(kind)
+        .withNamespaced(namespaced)
+        .build();
+  }
+
+  /** {@code resource.group} (or just {@code resource} for the core group), as kubectl and logs name it. */
+  @Override
+  public String toString() {
+    return (group.isEmpty() ? resource : resource + "." + group) + "/" + version;
+  }
+}

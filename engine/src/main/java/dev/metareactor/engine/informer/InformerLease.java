@@ -1,0 +1,42 @@
+package dev.metareactor.engine.informer;
+
+import dev.metareactor.engine.discovery.ApiResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import java.util.List;
+import java.util.Optional;
+import reactor.core.publisher.Flux;
+
+/**
+ * One user's hold on a shared informer: read its cache, subscribe to its events, and {@link #close()} to give the
+ * informer back (the last holder's close stops it). Reads are served from memory and never call the API server.
+ */
+public interface InformerLease extends AutoCloseable {
+
+  ApiResource resource();
+
+  /** Whether the initial list has been received. */
+  boolean hasSynced();
+
+  /** The cached object, if any. {@code namespace} is ignored for cluster-scoped resources. */
+  Optional<GenericKubernetesResource> get(String namespace, String name);
+
+  /** Cached objects whose controller has this UID (in any namespace). */
+  List<GenericKubernetesResource> controlledBy(String controllerUid);
+
+  /** Cached objects without a controller in {@code namespace} ({@code ""} for cluster-scoped ones). */
+  List<GenericKubernetesResource> orphans(String namespace);
+
+  /** Every cached object. */
+  List<GenericKubernetesResource> list();
+
+  /**
+   * Changes from now on, preceded by an {@code ADDED} event for each object already cached. Each subscription
+   * registers its own handler; cancelling removes it. Handlers run on the informer's thread and must not block:
+   * route and enqueue only.
+   */
+  Flux<ObjectEvent> events();
+
+  /** Gives the informer back. Idempotent. */
+  @Override
+  void close();
+}

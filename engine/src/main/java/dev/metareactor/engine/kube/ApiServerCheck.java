@@ -1,0 +1,67 @@
+package dev.metareactor.engine.kube;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.VersionInfo;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Checks at startup that the API server answers, retrying a few times as Metacontroller does (6 attempts, 5 s
+ * apart), so a pod that starts before the network is ready does not crash-loop at once.
+ */
+public final class ApiServerCheck {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ApiServerCheck.class);
+
+  private final int attempts;
+  private final Duration pause;
+
+  public ApiServerCheck(int attempts, Duration pause) {
+    if (attempts < 1) {
+      throw new IllegalArgumentException("attempts must be at least 1");
+    }
+    this.attempts = attempts;
+    this.pause = pause;
+  }
+
+  /** Metacontroller's schedule: 6 attempts, 5 seconds apart. */
+  public static ApiServerCheck standard() {
+    return new ApiServerCheck(6, Duration.ofSeconds(5));
+  }
+
+  /**
+   * Blocks until {@code GET /version} answers.
+   *
+   * @return the server version
+   * @throws IllegalStateException when every attempt failed, carrying the last failure
+   */
+  public VersionInfo await(KubernetesClient client) {
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        VersionInfo version = client.getKubernetesVersion();
+        LOG.info("Communication with K8s API server successful (version {}, {})", version.getGitVersion(),
+            client.getMasterUrl());
+        return version;
+      } catch (RuntimeException e) {
+        last = e;
+        LOG.warn("Communication with K8s API server failed. Retrying... ({}/{}: {})", attempt, attempts, e.getMessage());
+        if (attempt < attempts) {
+          sleep();
+        }
+      }
+    }
+    throw new IllegalStateException("the Kubernetes API server at " + client.getMasterUrl()
+        + " did not answer after " + attempts + " attempts: " + last.getMessage(), last);
+  }
+
+  private void sleep() {
+    try {
+      Thread.sleep(pause.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the API server", e);
+    }
+  }
+}
