@@ -1,0 +1,185 @@
+package dev.metareactor.engine.controller;
+
+import dev.metareactor.apply.ApplyResult;
+import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.engine.kube.ApiWriter;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Converges a parent's children to the desired set, as Metacontroller's {@code ManageChildren} does with dynamic
+ * apply:
+ * <ul>
+ *   <li>observed children that are not desired (and not already being deleted) are deleted, with background
+ *       propagation and a UID precondition;</li>
+ *   <li>desired children that do not exist are created with the last-applied annotation and a ControllerRef to
+ *       the parent;</li>
+ *   <li>existing children are merged ({@link DynamicApply}); when that changes them, the child type's update
+ *       method decides: {@code OnDelete} leaves them, {@code Recreate} deletes them (the next sync creates them
+ *       again), {@code InPlace} updates them. Children being deleted are left alone.</li>
+ * </ul>
+ * Every write is attempted even when some fail (a failed delete must not block a create); the failures are
+ * reported together at the end. Not found on delete or update, already exists on create and conflicts on update
+ * are not failures: the next event brings the parent back.
+ */
+public final class ChildrenManager {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ChildrenManager.class);
+  private static final int WRITES_IN_PARALLEL = 8;
+
+  private final ApiWriter api;
+  private final KubernetesSerialization json;
+
+  public ChildrenManager(ApiWriter api, KubernetesSerialization json) {
+    this.api = Objects.requireNonNull(api, "api");
+    this.json = Objects.requireNonNull(json, "json");
+  }
+
+  /**
+   * Applies {@code desired} against {@code observed}.
+   *
+   * @param parent the owner of created children
+   * @param observed the children the parent owns now, by type
+   * @param desired the children the hook asked for
+   * @return completes when every write is done; fails with {@link ChildWriteException} listing what failed
+   */
+  public Mono<Void> manage(HasMetadata parent, Map<ChildType, List<GenericKubernetesResource>> observed,
+      List<DesiredChild> desired) {
+    Map<ChildType, Map<String, DesiredChild>> wanted = new HashMap<>();
+    for (DesiredChild child : desired) {
+      wanted.computeIfAbsent(child.type(), t -> new HashMap<>()).put(key(child.namespace(), child.name()), child);
+    }
+    List<Mono<Void>> writes = new ArrayList<>();
+    for (Map.Entry<ChildType, List<GenericKubernetesResource>> entry : observed.entrySet()) {
+      Map<String, DesiredChild> wantedOfType = wanted.getOrDefault(entry.getKey(), Map.of());
+      for (GenericKubernetesResource child : entry.getValue()) {
+        if (child.getMetadata().getDeletionTimestamp() == null
+            && !wantedOfType.containsKey(key(child.getMetadata().getNamespace(), child.getMetadata().getName()))) {
+          writes.add(delete(entry.getKey(), child, "no longer desired"));
+        }
+      }
+    }
+    Map<ChildType, Map<String, GenericKubernetesResource>> existing = new HashMap<>();
+    observed.forEach((type, children) -> {
+      Map<String, GenericKubernetesResource> byKey = new HashMap<>();
+      children.forEach(c -> byKey.put(key(c.getMetadata().getNamespace(), c.getMetadata().getName()), c));
+      existing.put(type, byKey);
+    });
+    for (DesiredChild child : desired) {
+      GenericKubernetesResource current = existing.getOrDefault(child.type(), Map.of())
+          .get(key(child.namespace(), child.name()));
+      writes.add(current == null ? create(parent, child) : update(current, child));
+    }
+    return Flux.fromIterable(writes)
+        .flatMap(write -> write.then(Mono.<Throwable>empty()).onErrorResume(Mono::just), WRITES_IN_PARALLEL)
+        .collectList()
+        .flatMap(failures -> failures.isEmpty() ? Mono.empty() : Mono.error(new ChildWriteException(failures)));
+  }
+
+  private Mono<Void> create(HasMetadata parent, DesiredChild child) {
+    ObjectNode object = DynamicApply.create(child.object()).object();
+    addControllerRef(object, parent);
+    GenericKubernetesResource resource = json.convertValue(object, GenericKubernetesResource.class);
+    return api.create(child.type().resource(), resource)
+        .doOnSuccess(created -> LOG.debug("created {} {}", child.type().resource().kind(), describe(child)))
+        .onErrorResume(e -> status(e) == 409, e -> {
+          LOG.debug("{} {} already exists", child.type().resource().kind(), describe(child));
+          return Mono.empty();
+        })
+        .onErrorMap(e -> failure("create", child.type(), describe(child), e))
+        .then();
+  }
+
+  private Mono<Void> update(GenericKubernetesResource current, DesiredChild child) {
+    ObjectNode observed = json.convertValue(current, ObjectNode.class);
+    ApplyResult result = DynamicApply.update(observed, child.object());
+    if (!result.changed() || current.getMetadata().getDeletionTimestamp() != null) {
+      return Mono.empty();
+    }
+    ChildType type = child.type();
+    if (type.updateMethod().recreate()) {
+      return delete(type, current, "changed, update method " + type.updateMethod());
+    }
+    if (!type.updateMethod().inPlace()) {
+      return Mono.empty(); // OnDelete: the new state applies when someone deletes the child
+    }
+    GenericKubernetesResource merged = json.convertValue(result.object(), GenericKubernetesResource.class);
+    return api.update(type.resource(), merged)
+        .doOnSuccess(updated -> LOG.debug("updated {} {}", type.resource().kind(), describe(child)))
+        .onErrorResume(e -> status(e) == 404 || status(e) == 409, e -> Mono.empty())
+        .onErrorMap(e -> failure("update", type, describe(child), e))
+        .then();
+  }
+
+  private Mono<Void> delete(ChildType type, GenericKubernetesResource child, String why) {
+    String name = describe(child.getMetadata().getNamespace(), child.getMetadata().getName());
+    return api.delete(type.resource(), child.getMetadata().getNamespace(), child.getMetadata().getName(),
+            child.getMetadata().getUid())
+        .doOnSuccess(ignored -> LOG.debug("deleted {} {}: {}", type.resource().kind(), name, why))
+        .onErrorResume(e -> status(e) == 404 || status(e) == 409, e -> Mono.empty())
+        .onErrorMap(e -> failure("delete", type, name, e));
+  }
+
+  private static void addControllerRef(ObjectNode object, HasMetadata parent) {
+    ObjectNode metadata = (ObjectNode) object.get("metadata");
+    ArrayNode refs = metadata.has("ownerReferences") && metadata.get("ownerReferences").isArray()
+        ? (ArrayNode) metadata.get("ownerReferences")
+        : metadata.putArray("ownerReferences");
+    for (var ref : refs) {
+      if (parent.getMetadata().getUid().equals(ref.path("uid").asString(null))) {
+        return;
+      }
+    }
+    refs.addObject()
+        .put("apiVersion", parent.getApiVersion())
+        .put("kind", parent.getKind())
+        .put("name", parent.getMetadata().getName())
+        .put("uid", parent.getMetadata().getUid())
+        .put("controller", true)
+        .put("blockOwnerDeletion", true);
+  }
+
+  private static int status(Throwable e) {
+    return e instanceof KubernetesClientException k ? k.getCode() : -1;
+  }
+
+  private static Throwable failure(String verb, ChildType type, String name, Throwable cause) {
+    return new IllegalStateException("can't " + verb + " " + type.resource().kind() + " " + name + ": "
+        + (cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage()), cause);
+  }
+
+  private static String describe(DesiredChild child) {
+    return describe(child.namespace(), child.name());
+  }
+
+  private static String describe(String namespace, String name) {
+    return namespace == null || namespace.isEmpty() ? name : namespace + "/" + name;
+  }
+
+  private static String key(String namespace, String name) {
+    return (namespace == null ? "" : namespace) + "/" + name;
+  }
+
+  /** Some child writes failed; the message lists each. */
+  public static final class ChildWriteException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ChildWriteException(List<Throwable> failures) {
+      super("can't reconcile children: " + String.join("; ", failures.stream().map(Throwable::getMessage).toList()));
+      failures.forEach(this::addSuppressed);
+    }
+  }
+}

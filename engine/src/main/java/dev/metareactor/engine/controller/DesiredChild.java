@@ -1,0 +1,21 @@
+package dev.metareactor.engine.controller;
+
+import java.util.Objects;
+import tools.jackson.databind.node.ObjectNode;
+
+/** One child a hook asked for, with the declared type it belongs to. */
+public record DesiredChild(ChildType type, ObjectNode object) {
+
+  public DesiredChild {
+    Objects.requireNonNull(type, "type");
+    Objects.requireNonNull(object, "object");
+  }
+
+  public String namespace() {
+    return object.path("metadata").path("namespace").asString("");
+  }
+
+  public String name() {
+    return object.path("metadata").path("name").asString();
+  }
+}

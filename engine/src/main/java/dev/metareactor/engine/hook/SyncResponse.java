@@ -1,0 +1,139 @@
+package dev.metareactor.engine.hook;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Consumer;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * A sync or finalize hook's answer: {@code status}, {@code children} (or {@code attachments} for a
+ * DecoratorController), {@code resyncAfterSeconds} and {@code finalized}, checked field by field.
+ *
+ * @param status the parent's new status, or {@code null} when the hook returned none
+ * @param children the desired children, each a JSON object with {@code apiVersion}, {@code kind} and
+ *     {@code metadata.name}
+ * @param resyncAfter when to sync the parent again regardless of events, or {@code null}
+ * @param finalized whether the parent's finalize work is done
+ */
+public record SyncResponse(ObjectNode status, List<ObjectNode> children, Duration resyncAfter, boolean finalized) {
+
+  public SyncResponse {
+    children = List.copyOf(children);
+  }
+
+  /** How unknown response fields are treated ({@code responseUnMarshallMode}). */
+  public enum UnknownFields {
+    /** Logged and ignored (the default for v1 hooks). */
+    LOOSE,
+    /** Rejected (the default for v2 hooks). */
+    STRICT
+  }
+
+  /**
+   * Parses a response body.
+   *
+   * @param body the parsed JSON
+   * @param childrenField {@code children} or {@code attachments}
+   * @param unknownFields what to do with fields this engine does not know
+   * @param onUnknownField told about each unknown field in loose mode (for a log line)
+   * @throws HookResponseException naming the field that is wrong
+   */
+  public static SyncResponse parse(JsonNode body, String childrenField, UnknownFields unknownFields,
+      Consumer<String> onUnknownField) {
+    Objects.requireNonNull(body, "body");
+    if (!body.isObject()) {
+      throw new HookResponseException("response must be a JSON object, got " + body.getNodeType());
+    }
+    Set<String> known = Set.of("status", childrenField, "resyncAfterSeconds", "finalized");
+    for (Map.Entry<String, JsonNode> field : body.properties()) {
+      if (!known.contains(field.getKey())) {
+        if (unknownFields == UnknownFields.STRICT) {
+          throw new HookResponseException("strict validation failed: unknown field \"" + field.getKey() + "\"");
+        }
+        onUnknownField.accept(field.getKey());
+      }
+    }
+
+    JsonNode statusNode = body.get("status");
+    ObjectNode status = null;
+    if (statusNode != null && !statusNode.isNull()) {
+      if (!statusNode.isObject()) {
+        throw new HookResponseException("status must be an object, got " + statusNode.getNodeType());
+      }
+      status = (ObjectNode) statusNode;
+    }
+
+    List<ObjectNode> children = new ArrayList<>();
+    JsonNode list = body.get(childrenField);
+    if (list != null && !list.isNull()) {
+      if (!list.isArray()) {
+        throw new HookResponseException(childrenField + " must be a list, got " + list.getNodeType());
+      }
+      for (int i = 0; i < list.size(); i++) {
+        children.add(checkChild(list.get(i), childrenField + "[" + i + "]"));
+      }
+    }
+
+    Duration resyncAfter = null;
+    JsonNode resync = body.get("resyncAfterSeconds");
+    if (resync != null && !resync.isNull()) {
+      if (!resync.isNumber()) {
+        throw new HookResponseException("resyncAfterSeconds must be a number, got " + resync.getNodeType());
+      }
+      double seconds = resync.doubleValue();
+      if (seconds > 0) {
+        resyncAfter = Duration.ofNanos((long) Math.min(seconds * 1e9, Long.MAX_VALUE));
+      }
+    }
+
+    JsonNode finalizedNode = body.get("finalized");
+    boolean finalized = false;
+    if (finalizedNode != null && !finalizedNode.isNull()) {
+      if (!finalizedNode.isBoolean()) {
+        throw new HookResponseException("finalized must be true or false, got " + finalizedNode.getNodeType());
+      }
+      finalized = finalizedNode.booleanValue();
+    }
+    return new SyncResponse(status, children, resyncAfter, finalized);
+  }
+
+  private static ObjectNode checkChild(JsonNode child, String field) {
+    if (child == null || !child.isObject()) {
+      throw new HookResponseException(field + " must be an object, got " + (child == null ? "nothing" : child.getNodeType()));
+    }
+    requireText(child.get("apiVersion"), field + ".apiVersion");
+    requireText(child.get("kind"), field + ".kind");
+    JsonNode metadata = child.get("metadata");
+    if (metadata == null || !metadata.isObject()) {
+      throw new HookResponseException(field + ".metadata must be an object");
+    }
+    requireText(metadata.get("name"), field + ".metadata.name");
+    JsonNode namespace = metadata.get("namespace");
+    if (namespace != null && !namespace.isNull() && !namespace.isString()) {
+      throw new HookResponseException(field + ".metadata.namespace must be a string");
+    }
+    JsonNode labels = metadata.get("labels");
+    if (labels != null && !labels.isNull()) {
+      if (!labels.isObject()) {
+        throw new HookResponseException(field + ".metadata.labels must be an object of strings");
+      }
+      for (Map.Entry<String, JsonNode> label : labels.properties()) {
+        if (!label.getValue().isString()) {
+          throw new HookResponseException(field + ".metadata.labels." + label.getKey() + " must be a string");
+        }
+      }
+    }
+    return (ObjectNode) child;
+  }
+
+  private static void requireText(JsonNode node, String field) {
+    if (node == null || !node.isString() || node.stringValue().isEmpty()) {
+      throw new HookResponseException(field + " is required and must be a non-empty string");
+    }
+  }
+}

@@ -1,0 +1,84 @@
+package dev.metareactor.engine.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+class CompositeControllerSpecTest {
+
+  private static final JsonMapper MAPPER = JsonMapper.builder().build();
+
+  private static JsonNode controller(String spec) {
+    return MAPPER.readTree("{\"apiVersion\":\"metacontroller.k8s.io/v1alpha1\",\"kind\":\"CompositeController\","
+        + "\"metadata\":{\"name\":\"web\"},\"spec\":" + spec + "}");
+  }
+
+  @Test
+  void parsesEveryField() {
+    CompositeControllerSpec spec = CompositeControllerSpec.parse(controller("""
+        {"parentResource": {"apiVersion": "ex.com/v1", "resource": "webs", "ignoreStatusChanges": true,
+                            "labelSelector": {"matchLabels": {"tier": "front"}}},
+         "childResources": [
+           {"apiVersion": "v1", "resource": "pods", "updateStrategy": {"method": "Recreate"}},
+           {"apiVersion": "apps/v1", "resource": "deployments", "updateStrategy": {"method": "InPlace"}},
+           {"apiVersion": "v1", "resource": "configmaps"}],
+         "hooks": {"sync": {"webhook": {"url": "http://hook/sync"}},
+                   "finalize": {"version": "v2", "webhook": {"url": "http://hook/finalize"}}},
+         "resyncPeriodSeconds": 30, "generateSelector": true}"""));
+    assertThat(spec.name()).isEqualTo("web");
+    assertThat(spec.parent()).isEqualTo(new ResourceRule("ex.com/v1", "webs"));
+    assertThat(spec.parent().group()).isEqualTo("ex.com");
+    assertThat(spec.ignoreStatusChanges()).isTrue();
+    assertThat(spec.parentSelector().matches(Map.of("tier", "front"))).isTrue();
+    assertThat(spec.parentSelector().matches(Map.of("tier", "back"))).isFalse();
+    assertThat(spec.children()).extracting(ChildResourceRule::updateMethod)
+        .containsExactly(UpdateMethod.RECREATE, UpdateMethod.IN_PLACE, UpdateMethod.ON_DELETE);
+    assertThat(spec.syncHook()).get().extracting(HookSpec::version).isEqualTo(HookSpec.HookVersion.V1);
+    assertThat(spec.finalizeHook()).get().extracting(HookSpec::version).isEqualTo(HookSpec.HookVersion.V2);
+    assertThat(spec.customizeHook()).isEmpty();
+    assertThat(spec.resyncPeriodSeconds()).isEqualTo(30);
+    assertThat(spec.generateSelector()).isTrue();
+    assertThat(spec.finalizerName()).isEqualTo("metacontroller.io/compositecontroller-web");
+  }
+
+  @Test
+  void errorsNameTheField() {
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("{}")))
+        .hasMessage("spec.parentResource: required");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller(
+        "{\"parentResource\": {\"apiVersion\": \"v1\"}, \"hooks\": {\"sync\": {\"webhook\": {\"url\": \"u\"}}}}")))
+        .hasMessage("spec.parentResource.resource: required");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller(
+        "{\"parentResource\": {\"apiVersion\": \"v1\", \"resource\": \"x\"}}")))
+        .hasMessage("spec.hooks: no hooks defined");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller(
+        "{\"parentResource\": {\"apiVersion\": \"v1\", \"resource\": \"x\"}, \"hooks\": {\"customize\": {\"webhook\": {}}}}")))
+        .hasMessage("spec.hooks: neither a sync nor a finalize hook is defined");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
+        {"parentResource": {"apiVersion": "v1", "resource": "x"},
+         "childResources": [{"apiVersion": "v1", "resource": "pods", "updateStrategy": {"method": "Sometimes"}}],
+         "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
+        .hasMessageStartingWith("spec.childResources[0].updateStrategy.method: unknown update method \"Sometimes\"");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
+        {"parentResource": {"apiVersion": "v1", "resource": "x", "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}},
+         "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
+        .hasMessageStartingWith("spec.parentResource.labelSelector: ");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
+        {"parentResource": {"apiVersion": "v1", "resource": "x"},
+         "hooks": {"sync": {"version": "v3", "webhook": {"url": "u"}}}}""")))
+        .hasMessageStartingWith("spec.hooks.sync.version: unknown hook version \"v3\"");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
+        {"parentResource": {"apiVersion": "v1", "resource": "x"},
+         "childResources": [{"apiVersion": "v1", "resource": "pods"}, {"apiVersion": "v1", "resource": "pods"}],
+         "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
+        .hasMessageContaining("is listed twice");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
+        {"parentResource": {"apiVersion": "v1", "resource": "x"}, "resyncPeriodSeconds": -1,
+         "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
+        .hasMessage("spec.resyncPeriodSeconds: must be a non-negative integer");
+  }
+}

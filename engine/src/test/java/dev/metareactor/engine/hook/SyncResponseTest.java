@@ -1,0 +1,78 @@
+package dev.metareactor.engine.hook;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.metareactor.engine.api.HookSpec.HookVersion;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+class SyncResponseTest {
+
+  private static final JsonMapper MAPPER = JsonMapper.builder().build();
+
+  private static SyncResponse parse(String body, SyncResponse.UnknownFields mode, List<String> unknown) {
+    JsonNode node = MAPPER.readTree(body);
+    return SyncResponse.parse(node, "children", mode, unknown::add);
+  }
+
+  @Test
+  void parsesAFullResponse() {
+    List<String> unknown = new ArrayList<>();
+    SyncResponse response = parse("""
+        {"status": {"replicas": 1},
+         "children": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "labels": {"app": "web"}}}],
+         "resyncAfterSeconds": 0.1, "finalized": true, "extra": 1}""", SyncResponse.UnknownFields.LOOSE, unknown);
+    assertThat(response.status().get("replicas").intValue()).isEqualTo(1);
+    assertThat(response.children()).hasSize(1);
+    assertThat(response.resyncAfter()).isEqualTo(Duration.ofMillis(100));
+    assertThat(response.finalized()).isTrue();
+    assertThat(unknown).containsExactly("extra");
+  }
+
+  @Test
+  void emptyResponseMeansNothing() {
+    SyncResponse response = parse("{}", SyncResponse.UnknownFields.STRICT, new ArrayList<>());
+    assertThat(response.status()).isNull();
+    assertThat(response.children()).isEmpty();
+    assertThat(response.resyncAfter()).isNull();
+    assertThat(response.finalized()).isFalse();
+    assertThat(parse("{\"resyncAfterSeconds\": 0, \"status\": null, \"children\": null}",
+        SyncResponse.UnknownFields.STRICT, new ArrayList<>()).resyncAfter()).isNull();
+  }
+
+  @Test
+  void garbageIsRejectedWithTheField() {
+    List<String> ignored = new ArrayList<>();
+    SyncResponse.UnknownFields loose = SyncResponse.UnknownFields.LOOSE;
+    assertThatThrownBy(() -> parse("[1]", loose, ignored)).hasMessageContaining("must be a JSON object");
+    assertThatThrownBy(() -> parse("{\"status\": 5}", loose, ignored)).hasMessageContaining("status must be an object");
+    assertThatThrownBy(() -> parse("{\"children\": {}}", loose, ignored)).hasMessageContaining("children must be a list");
+    assertThatThrownBy(() -> parse("{\"children\": [null]}", loose, ignored)).hasMessageContaining("children[0] must be an object");
+    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"metadata\": {\"name\": \"x\"}}]}", loose, ignored))
+        .hasMessageContaining("children[0].kind is required");
+    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {}}]}", loose, ignored))
+        .hasMessageContaining("children[0].metadata.name is required");
+    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"p\", \"labels\": {\"a\": 1}}}]}", loose, ignored))
+        .hasMessageContaining("children[0].metadata.labels.a must be a string");
+    assertThatThrownBy(() -> parse("{\"resyncAfterSeconds\": \"soon\"}", loose, ignored)).hasMessageContaining("resyncAfterSeconds must be a number");
+    assertThatThrownBy(() -> parse("{\"finalized\": \"yes\"}", loose, ignored)).hasMessageContaining("finalized must be true or false");
+    assertThatThrownBy(() -> parse("{\"Status\": {}}", SyncResponse.UnknownFields.STRICT, ignored))
+        .hasMessageContaining("unknown field \"Status\"");
+  }
+
+  @Test
+  void objectKeysFollowTheHookVersion() {
+    assertThat(ObjectMapKeys.groupKey("Pod", "v1")).isEqualTo("Pod.v1");
+    assertThat(ObjectMapKeys.groupKey("Deployment", "apps/v1")).isEqualTo("Deployment.apps/v1");
+    assertThat(ObjectMapKeys.objectKey(HookVersion.V1, true, "ns1", "web-0")).isEqualTo("web-0");
+    assertThat(ObjectMapKeys.objectKey(HookVersion.V1, false, "ns1", "web-0")).isEqualTo("ns1/web-0");
+    assertThat(ObjectMapKeys.objectKey(HookVersion.V1, false, "", "node-a")).isEqualTo("node-a");
+    assertThat(ObjectMapKeys.objectKey(HookVersion.V2, true, "ns1", "web-0")).isEqualTo("ns1/web-0");
+    assertThat(ObjectMapKeys.objectKey(HookVersion.V2, true, null, "node-a")).isEqualTo("node-a");
+  }
+}
