@@ -1,0 +1,435 @@
+#!/usr/bin/env bash
+# A local Kubernetes control plane for development and integration tests:
+# etcd + kube-apiserver + kube-controller-manager (garbage collector and
+# namespace controllers), all on loopback ports, built from source by
+# hack/build-k8s.sh. No kubelet, no scheduler: Pods are stored, never run.
+#
+# Usage: hack/local-cluster.sh up|down|env|status
+#   up      start (building the binaries first if they are missing); prints
+#           the export lines on stdout, progress on stderr, so
+#           `eval "$(hack/local-cluster.sh up)"` works. Reuses a running one.
+#   down    stop exactly the processes `up` started and remove the state.
+#   env     print the export lines of the running cluster.
+#   status  say whether it runs and where; exits 1 if it does not.
+#
+# Environment:
+#   METAREACTOR_STATE          state dir (default ${XDG_RUNTIME_DIR:-/tmp}/metareactor-cluster)
+#   METAREACTOR_CACHE          binary cache root, see hack/build-k8s.sh
+#   METAREACTOR_START_TIMEOUT  seconds to wait for each component (default 180)
+#   METAREACTOR_APISERVER_PORT / METAREACTOR_ETCD_PORT
+#                              fixed ports instead of random free ones
+set -euo pipefail
+
+HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+STATE_DIR=${METAREACTOR_STATE:-${XDG_RUNTIME_DIR:-/tmp}/metareactor-cluster}
+START_TIMEOUT=${METAREACTOR_START_TIMEOUT:-180}
+STOP_TIMEOUT=15
+# Started in this order, stopped in the reverse one.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager)
+
+log() { printf 'local-cluster: %s\n' "$*" >&2; }
+die() { printf 'local-cluster: ERROR: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+  sed -n '2,/^set -euo/{/^set -euo/d; s/^# \{0,1\}//; p}' "${BASH_SOURCE[0]}" >&2
+  exit 2
+}
+
+# ---------------------------------------------------------------- processes
+
+pid_file() { echo "$STATE_DIR/pids/$1.pid"; }
+
+# The pid recorded for a component, if that process still runs the binary we
+# started (argv[0] is the absolute path), so a recycled pid is never touched.
+live_pid() {
+  local f pid exe argv0
+  f=$(pid_file "$1")
+  [[ -f $f ]] || return 1
+  read -r pid exe < "$f" || true
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  [[ -r /proc/$pid/cmdline ]] || return 1
+  argv0=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | head -n 1) || return 1
+  [[ $argv0 == "$exe" ]] || return 1
+  # A zombie (exited, not yet reaped) is not running.
+  [[ $(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) != Z ]] || return 1
+  echo "$pid"
+}
+
+stop_component() {
+  local c=$1 pid i
+  pid=$(live_pid "$c") || { rm -f "$(pid_file "$c")"; return 0; }
+  log "stopping $c (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for (( i = 0; i < STOP_TIMEOUT * 10; i++ )); do
+    live_pid "$c" >/dev/null || break
+    sleep 0.1
+  done
+  if live_pid "$c" >/dev/null; then
+    log "$c (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT}s; sending SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    for (( i = 0; i < 50; i++ )); do live_pid "$c" >/dev/null || break; sleep 0.1; done
+  fi
+  rm -f "$(pid_file "$c")"
+}
+
+stop_all() {
+  local i
+  for (( i = ${#COMPONENTS[@]} - 1; i >= 0; i-- )); do stop_component "${COMPONENTS[i]}"; done
+}
+
+remove_state() {
+  local data
+  if [[ -f $STATE_DIR/etcd-data-dir ]]; then
+    data=$(< "$STATE_DIR/etcd-data-dir")
+    # Only ever remove the directory this script created.
+    [[ $data == */metareactor-etcd.* && -d $data ]] && rm -rf "$data"
+  fi
+  rm -rf "$STATE_DIR"
+}
+
+# All components recorded and alive.
+running() {
+  local c
+  [[ -f $STATE_DIR/env ]] || return 1
+  for c in "${COMPONENTS[@]}"; do live_pid "$c" >/dev/null || return 1; done
+}
+
+# Anything recorded still alive (for cleaning up a half-dead cluster).
+any_alive() {
+  local c
+  for c in "${COMPONENTS[@]}"; do live_pid "$c" >/dev/null && return 0; done
+  return 1
+}
+
+take_lock() {
+  mkdir -p "$(dirname "$STATE_DIR")"
+  exec 9>"$STATE_DIR.lock"
+  if ! flock -n 9; then
+    log "waiting for another local-cluster.sh on $STATE_DIR"
+    flock 9
+  fi
+}
+
+# ---------------------------------------------------------------- helpers
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+declare -A TAKEN_PORTS=()
+# pick_port VAR COMPONENT [FIXED]: sets VAR to FIXED (which must be free) or
+# to a random free loopback port not yet handed out by this invocation.
+pick_port() {
+  local -n out=$1
+  local p i
+  if [[ -n ${3:-} ]]; then
+    port_in_use "$3" && die "port 127.0.0.1:$3 for $2 is already in use"
+    TAKEN_PORTS[$3]=1
+    out=$3
+    return 0
+  fi
+  for (( i = 0; i < 200; i++ )); do
+    # Below the kernel's default ephemeral range (32768-60999).
+    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
+    [[ -n ${TAKEN_PORTS[$p]:-} ]] && continue
+    port_in_use "$p" && continue
+    TAKEN_PORTS[$p]=1
+    out=$p
+    return 0
+  done
+  die "no free loopback port found for $2"
+}
+
+# Any failure of `up` after it created the state dir: stop what it started
+# and remove the state, so nothing is left running.
+UP_OK=false
+on_up_exit() {
+  local rc=$?
+  $UP_OK && return 0
+  if [[ -s $STATE_DIR/logs/pki.log && ! -s $STATE_DIR/kubeconfig ]]; then
+    log "openssl output:"; tail -n 20 "$STATE_DIR/logs/pki.log" >&2
+  fi
+  log "up failed (exit $rc); stopping what was started and removing $STATE_DIR"
+  stop_all
+  remove_state
+}
+
+# Failure while starting: tell which component, show its log, stop everything
+# this invocation started and remove the state.
+fail() {
+  local c=$1; shift
+  local logf="$STATE_DIR/logs/$c.log"
+  printf 'local-cluster: ERROR: %s\n' "$*" >&2
+  if [[ -s $logf ]]; then
+    printf 'local-cluster: ---- last 40 lines of %s ----\n' "$logf" >&2
+    tail -n 40 "$logf" >&2
+    printf 'local-cluster: ---- end of %s ----\n' "$logf" >&2
+  fi
+  exit 1   # on_up_exit cleans up
+}
+
+start_component() { # NAME BINARY ARGS...
+  local c=$1 exe=$2; shift 2
+  [[ -x $exe ]] || fail "$c" "binary $exe is missing or not executable"
+  # setsid: own session, no controlling terminal, so a Ctrl-C in the shell
+  # that ran `up` does not reach it. All fds go to the log; fd 9 (our lock)
+  # and the caller's pipes are not inherited, so whoever reads our stdout
+  # sees EOF when this script exits.
+  setsid "$exe" "$@" </dev/null >>"$STATE_DIR/logs/$c.log" 2>&1 9>&- &
+  echo "$! $exe" > "$(pid_file "$c")"
+  log "started $c (pid $!)"
+}
+
+# wait_until COMPONENT DESCRIPTION COMMAND...: polls COMMAND until it succeeds;
+# fails if any started component dies or the timeout passes.
+wait_until() {
+  local c=$1 what=$2; shift 2
+  local deadline=$(( SECONDS + START_TIMEOUT )) s
+  while ! "$@" >/dev/null 2>&1; do
+    for s in "${COMPONENTS[@]}"; do
+      [[ -f $(pid_file "$s") ]] || continue
+      live_pid "$s" >/dev/null || fail "$s" "$s exited while waiting for $what"
+    done
+    (( SECONDS < deadline )) || fail "$c" "timed out after ${START_TIMEOUT}s waiting for $what"
+    sleep 0.25
+  done
+}
+
+http_ok() { # HOST PORT PATH: plain-HTTP GET answers 200 (etcd's /health)
+  local status
+  exec 3<>"/dev/tcp/$1/$2" || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$3" "$1" >&3
+  IFS= read -r -t 5 status <&3 || { exec 3<&-; return 1; }
+  exec 3<&-
+  [[ $status == HTTP/1.?\ 200* ]]
+}
+
+kubectl_admin() { "$BIN_DIR/kubectl" --kubeconfig="$STATE_DIR/kubeconfig" --request-timeout=5s "$@" </dev/null; }
+
+kcm_healthy() {
+  # /healthz is always allowed; the serving cert is the self-signed one
+  # kube-controller-manager writes to its --cert-dir at start.
+  [[ -s $STATE_DIR/kcm-certs/kube-controller-manager.crt ]] || return 1
+  "$BIN_DIR/kubectl" --kubeconfig="$STATE_DIR/kubeconfig" --server="https://127.0.0.1:$KCM_PORT" \
+    --certificate-authority="$STATE_DIR/kcm-certs/kube-controller-manager.crt" \
+    --request-timeout=5s get --raw=/healthz </dev/null
+}
+
+env_lines() {
+  cat "$STATE_DIR/env"
+}
+
+# ---------------------------------------------------------------- pki
+
+openssl_quiet() { openssl "$@" 2>>"$STATE_DIR/logs/pki.log"; }
+
+gen_pki() {
+  local d="$STATE_DIR/pki"
+  mkdir -p "$d"
+  command -v openssl >/dev/null || die "openssl is required"
+  # CA
+  openssl_quiet req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 \
+    -keyout "$d/ca.key" -out "$d/ca.crt" -subj "/CN=metareactor-local-ca" \
+    -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,keyCertSign,cRLSign"
+  # leaf NAME SUBJECT EXTENSIONS...
+  leaf() {
+    local name=$1 subj=$2; shift 2
+    openssl_quiet req -newkey rsa:2048 -nodes -sha256 -keyout "$d/$name.key" -out "$d/$name.csr" -subj "$subj"
+    printf '%s\n' "$@" > "$d/$name.ext"
+    openssl_quiet x509 -req -sha256 -days 3650 -in "$d/$name.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" \
+      -CAcreateserial -out "$d/$name.crt" -extfile "$d/$name.ext"
+    rm -f "$d/$name.csr" "$d/$name.ext"
+  }
+  leaf apiserver "/CN=kube-apiserver" \
+    "basicConstraints=critical,CA:FALSE" \
+    "keyUsage=critical,digitalSignature,keyEncipherment" \
+    "extendedKeyUsage=serverAuth" \
+    "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  # Members of system:masters are cluster-admin under RBAC.
+  leaf admin "/O=system:masters/CN=metareactor-admin" \
+    "basicConstraints=critical,CA:FALSE" \
+    "keyUsage=critical,digitalSignature,keyEncipherment" \
+    "extendedKeyUsage=clientAuth"
+  leaf controller-manager "/O=system:masters/CN=metareactor-kube-controller-manager" \
+    "basicConstraints=critical,CA:FALSE" \
+    "keyUsage=critical,digitalSignature,keyEncipherment" \
+    "extendedKeyUsage=clientAuth"
+  # Service-account token signing key pair.
+  openssl_quiet genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/sa.key"
+  openssl_quiet pkey -in "$d/sa.key" -pubout -out "$d/sa.pub"
+  chmod 600 "$d"/*.key
+}
+
+b64() { base64 -w0 < "$1"; }
+
+write_kubeconfig() { # FILE USER(cert name)
+  cat > "$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: metareactor-local
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority-data: $(b64 "$STATE_DIR/pki/ca.crt")
+users:
+- name: $2
+  user:
+    client-certificate-data: $(b64 "$STATE_DIR/pki/$2.crt")
+    client-key-data: $(b64 "$STATE_DIR/pki/$2.key")
+contexts:
+- name: metareactor-local
+  context:
+    cluster: metareactor-local
+    user: $2
+    namespace: default
+current-context: metareactor-local
+EOF
+  chmod 600 "$1"
+}
+
+# ---------------------------------------------------------------- commands
+
+cmd_up() {
+  local t0=$SECONDS
+  take_lock
+  if running; then
+    log "already running (state $STATE_DIR); reusing it"
+    env_lines
+    return 0
+  fi
+  if [[ -d $STATE_DIR ]]; then
+    if any_alive; then
+      log "found a partly dead cluster in $STATE_DIR; stopping what is left of it"
+    else
+      log "removing stale state $STATE_DIR"
+    fi
+    stop_all
+    remove_state
+  fi
+
+  # Binaries first: a cold build takes a long time and must not count
+  # against the start timeouts.
+  BIN_DIR=$("$HACK_DIR/build-k8s.sh" 9>&- | tail -n 1)
+  [[ -d $BIN_DIR ]] || die "hack/build-k8s.sh did not report a bin dir"
+  local b
+  for b in etcd kube-apiserver kube-controller-manager kubectl; do
+    [[ -x $BIN_DIR/$b ]] || die "binary $BIN_DIR/$b is missing; run hack/build-k8s.sh --force"
+  done
+
+  trap on_up_exit EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  mkdir -p "$STATE_DIR/pids" "$STATE_DIR/logs"
+  chmod 700 "$STATE_DIR"
+  ln -s "$BIN_DIR" "$STATE_DIR/bin"
+
+  local etcd_peer_port
+  pick_port ETCD_PORT etcd "${METAREACTOR_ETCD_PORT:-}"
+  pick_port etcd_peer_port etcd-peer
+  pick_port API_PORT kube-apiserver "${METAREACTOR_APISERVER_PORT:-}"
+  pick_port KCM_PORT kube-controller-manager
+
+  gen_pki
+  write_kubeconfig "$STATE_DIR/kubeconfig" admin
+  write_kubeconfig "$STATE_DIR/controller-manager.kubeconfig" controller-manager
+
+  # etcd: data on tmpfs when there is one; fsync off (test data only).
+  local shm=/dev/shm data
+  [[ -d $shm && -w $shm ]] || shm=${TMPDIR:-/tmp}
+  data=$(mktemp -d "$shm/metareactor-etcd.XXXXXX")
+  echo "$data" > "$STATE_DIR/etcd-data-dir"
+  local etcd_args=(
+    --name=metareactor --data-dir="$data"
+    --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT"
+    --listen-peer-urls="http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port"
+    --initial-cluster="metareactor=http://127.0.0.1:$etcd_peer_port"
+    --log-level=warn
+  )
+  if "$BIN_DIR/etcd" --help 2>&1 | grep -q -- '--unsafe-no-fsync'; then etcd_args+=(--unsafe-no-fsync); fi
+  start_component etcd "$BIN_DIR/etcd" "${etcd_args[@]}"
+  wait_until etcd "etcd /health on 127.0.0.1:$ETCD_PORT" http_ok 127.0.0.1 "$ETCD_PORT" /health
+
+  local pki="$STATE_DIR/pki"
+  mkdir -p "$STATE_DIR/apiserver-certs" "$STATE_DIR/kcm-certs"
+  start_component kube-apiserver "$BIN_DIR/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --secure-port="$API_PORT" \
+    --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+    --cert-dir="$STATE_DIR/apiserver-certs" \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+    --client-ca-file="$pki/ca.crt" \
+    --authorization-mode=RBAC \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --disable-admission-plugins=ServiceAccount \
+    --allow-privileged=true \
+    --profiling=false
+  wait_until kube-apiserver "kube-apiserver /readyz on https://127.0.0.1:$API_PORT" kubectl_admin get --raw=/readyz
+  wait_until kube-apiserver "namespace default" kubectl_admin get namespace default
+
+  start_component kube-controller-manager "$BIN_DIR/kube-controller-manager" \
+    --kubeconfig="$STATE_DIR/controller-manager.kubeconfig" \
+    --controllers=garbage-collector-controller,namespace-controller \
+    --leader-elect=false \
+    --bind-address=127.0.0.1 --secure-port="$KCM_PORT" \
+    --cert-dir="$STATE_DIR/kcm-certs" \
+    --profiling=false
+  wait_until kube-controller-manager "kube-controller-manager /healthz on https://127.0.0.1:$KCM_PORT" kcm_healthy
+
+  cat > "$STATE_DIR/env" <<EOF
+export KUBECONFIG='$STATE_DIR/kubeconfig'
+export METAREACTOR_APISERVER='https://127.0.0.1:$API_PORT'
+export METAREACTOR_K8S_BIN='$BIN_DIR'
+EOF
+  cat > "$STATE_DIR/endpoints" <<EOF
+kube-apiserver https://127.0.0.1:$API_PORT
+etcd http://127.0.0.1:$ETCD_PORT
+kube-controller-manager https://127.0.0.1:$KCM_PORT
+EOF
+  UP_OK=true
+  log "ready in $(( SECONDS - t0 ))s: apiserver https://127.0.0.1:$API_PORT (state $STATE_DIR)"
+  env_lines
+}
+
+cmd_down() {
+  take_lock
+  if [[ ! -d $STATE_DIR ]]; then
+    log "not running (no state at $STATE_DIR)"
+    return 0
+  fi
+  stop_all
+  remove_state
+  log "stopped; removed $STATE_DIR"
+}
+
+cmd_env() {
+  running || die "not running (state $STATE_DIR); run: hack/local-cluster.sh up"
+  env_lines
+}
+
+cmd_status() {
+  if ! running; then
+    if [[ -d $STATE_DIR ]] && any_alive; then
+      echo "partly running (state $STATE_DIR): some components died; run: hack/local-cluster.sh down"
+    else
+      echo "not running (state $STATE_DIR)"
+    fi
+    return 1
+  fi
+  echo "running (state $STATE_DIR)"
+  local c
+  for c in "${COMPONENTS[@]}"; do
+    printf '  %-24s pid %-8s %s\n' "$c" "$(live_pid "$c")" \
+      "$(awk -v c="$c" '$1 == c { print $2 }' "$STATE_DIR/endpoints")"
+  done
+  echo "  kubeconfig               $STATE_DIR/kubeconfig"
+  echo "  logs                     $STATE_DIR/logs"
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  env) cmd_env ;;
+  status) cmd_status ;;
+  *) usage ;;
+esac
