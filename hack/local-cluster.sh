@@ -18,6 +18,10 @@
 #   METAREACTOR_START_TIMEOUT  seconds to wait for each component (default 180)
 #   METAREACTOR_APISERVER_PORT / METAREACTOR_ETCD_PORT
 #                              fixed ports instead of random free ones
+#   METAREACTOR_OWNER_PID      if set, `up` also starts a watchdog that runs
+#                              `down` once that process is gone (the JUnit
+#                              extension passes its JVM, so a killed test run
+#                              leaves nothing behind)
 set -euo pipefail
 
 HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -72,8 +76,33 @@ stop_component() {
   rm -f "$(pid_file "$c")"
 }
 
+# Start time (clock ticks since boot) of a process: with the pid, it
+# identifies the process even if the pid is reused later.
+proc_start_time() {
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }
+  # shellcheck disable=SC2086
+  set -- $s
+  echo "${20}"
+}
+
+stop_watchdog() {
+  local f pid exe
+  f=$(pid_file watchdog)
+  [[ -f $f ]] || return 0
+  read -r pid exe < "$f" || true
+  # The watchdog's own `down` must not kill itself.
+  if [[ $pid != "${WATCHDOG_SELF:-}" ]] && live_pid watchdog >/dev/null \
+      && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- ' __watchdog '; then
+    kill -TERM "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
 stop_all() {
   local i
+  stop_watchdog
   for (( i = ${#COMPONENTS[@]} - 1; i >= 0; i-- )); do stop_component "${COMPONENTS[i]}"; done
 }
 
@@ -308,7 +337,7 @@ cmd_up() {
 
   # Binaries first: a cold build takes a long time and must not count
   # against the start timeouts.
-  BIN_DIR=$("$HACK_DIR/build-k8s.sh" 9>&- | tail -n 1)
+  BIN_DIR=$("$HACK_DIR/build-k8s.sh" 9>&- | tail -n 1) || die "hack/build-k8s.sh failed (see above)"
   [[ -d $BIN_DIR ]] || die "hack/build-k8s.sh did not report a bin dir"
   local b
   for b in etcd kube-apiserver kube-controller-manager kubectl; do
@@ -376,6 +405,16 @@ cmd_up() {
     --profiling=false
   wait_until kube-controller-manager "kube-controller-manager /healthz on https://127.0.0.1:$KCM_PORT" kcm_healthy
 
+  if [[ -n ${METAREACTOR_OWNER_PID:-} ]]; then
+    local owner_start
+    owner_start=$(proc_start_time "$METAREACTOR_OWNER_PID") \
+      || die "METAREACTOR_OWNER_PID=$METAREACTOR_OWNER_PID is not a running process"
+    setsid "$BASH" "$HACK_DIR/local-cluster.sh" __watchdog "$METAREACTOR_OWNER_PID" "$owner_start" "$STATE_DIR" \
+      </dev/null >>"$STATE_DIR/logs/watchdog.log" 2>&1 9>&- &
+    echo "$! $BASH" > "$(pid_file watchdog)"
+    log "started watchdog (pid $!): runs down when process $METAREACTOR_OWNER_PID exits"
+  fi
+
   cat > "$STATE_DIR/env" <<EOF
 export KUBECONFIG='$STATE_DIR/kubeconfig'
 export METAREACTOR_APISERVER='https://127.0.0.1:$API_PORT'
@@ -422,12 +461,22 @@ cmd_status() {
     printf '  %-24s pid %-8s %s\n' "$c" "$(live_pid "$c")" \
       "$(awk -v c="$c" '$1 == c { print $2 }' "$STATE_DIR/endpoints")"
   done
+  if live_pid watchdog >/dev/null; then
+    printf '  %-24s pid %-8s %s\n' watchdog "$(live_pid watchdog)" "stops the cluster when process $(tr '\0' ' ' < "/proc/$(live_pid watchdog)/cmdline" | awk '{ print $4 }') exits"
+  fi
   echo "  kubeconfig               $STATE_DIR/kubeconfig"
   echo "  logs                     $STATE_DIR/logs"
 }
 
+cmd_watchdog() { # OWNER_PID OWNER_START_TIME
+  while [[ $(proc_start_time "$1" 2>/dev/null) == "$2" ]]; do sleep 2; done
+  log "$(date -u +%FT%TZ) process $1 is gone; stopping the cluster"
+  WATCHDOG_SELF=$$ cmd_down
+}
+
 case "${1:-}" in
   up) cmd_up ;;
+  __watchdog) STATE_DIR=${4:?}; cmd_watchdog "${2:?}" "${3:?}" ;;
   down) cmd_down ;;
   env) cmd_env ;;
   status) cmd_status ;;

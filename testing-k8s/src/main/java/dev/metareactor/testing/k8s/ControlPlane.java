@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -91,7 +92,8 @@ public final class ControlPlane {
             if (!Files.isReadable(kc)) {
                 throw new IllegalStateException(KUBECONFIG_PROPERTY + " points to an unreadable file: " + kc);
             }
-            Path bin = Path.of(runForLastLine(root, List.of("bash", root.resolve("hack/build-k8s.sh").toString()), null));
+            Path bin = Path.of(run(root, List.of("bash", root.resolve("hack/build-k8s.sh").toString()), Map.of(),
+                    Long.getLong(UP_TIMEOUT_PROPERTY, 70)));
             LOG.info("Using the external control plane of {}", kc);
             return new ControlPlane(root, kc, bin.resolve("kubectl"), null);
         }
@@ -110,7 +112,11 @@ public final class ControlPlane {
         long t0 = System.nanoTime();
         LOG.info("Starting the local control plane: {} up (state {}); a cold build of the binaries takes 15-40 min",
                 SCRIPT, state);
-        runForLastLine(root, List.of("bash", root.resolve(SCRIPT).toString(), "up"), state);
+        // The watchdog of `up` stops the control plane even if this JVM is killed (no shutdown hook then).
+        run(root, List.of("bash", root.resolve(SCRIPT).toString(), "up"),
+                Map.of("METAREACTOR_STATE", state.toString(),
+                        "METAREACTOR_OWNER_PID", Long.toString(ProcessHandle.current().pid())),
+                Long.getLong(UP_TIMEOUT_PROPERTY, 70));
         LOG.info("Local control plane ready after {} s: {}", (System.nanoTime() - t0) / 1_000_000_000L,
                 plane.kubeconfig);
         return plane;
@@ -118,16 +124,14 @@ public final class ControlPlane {
 
     private void stop() {
         try {
-            run(repoRoot, List.of("bash", repoRoot.resolve(SCRIPT).toString(), "down"), stateDir, 2);
+            run(repoRoot, List.of("bash", repoRoot.resolve(SCRIPT).toString(), "down"),
+                    Map.of("METAREACTOR_STATE", stateDir.toString()), 2);
+            // `down` removed the state dir; what is left is the script's lock file beside it.
+            Files.deleteIfExists(stateDir.resolveSibling(stateDir.getFileName() + ".lock"));
             Files.deleteIfExists(stateDir.getParent());
         } catch (RuntimeException | IOException e) {
             System.err.println("metareactor: '" + SCRIPT + " down' failed: " + e);
         }
-    }
-
-    /** Runs a script with its stderr shown in the test output; returns the last stdout line. */
-    private static String runForLastLine(Path root, List<String> command, Path state) {
-        return run(root, command, state, Long.getLong(UP_TIMEOUT_PROPERTY, 70));
     }
 
     /**
@@ -135,14 +139,12 @@ public final class ControlPlane {
      * last line. Forwarding through Java keeps the output inside Surefire's channel instead of writing to the forked
      * JVM's native stdout.
      */
-    private static String run(Path root, List<String> command, Path state, long timeoutMinutes) {
+    private static String run(Path root, List<String> command, Map<String, String> env, long timeoutMinutes) {
         String what = String.join(" ", command);
         ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectErrorStream(true);
-        if (state != null) {
-            pb.environment().put("METAREACTOR_STATE", state.toString());
-        }
+        pb.environment().putAll(env);
         Process p;
         try {
             p = pb.start();
