@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -53,10 +54,11 @@ final class CompositeSync {
   private final ChildrenManager children;
   private final ApiWriter api;
   private final KubernetesSerialization json;
+  private final Predicate<GenericKubernetesResource> responsible;
 
   CompositeSync(CompositeControllerSpec spec, JsonNode controllerObject, ApiResource parentResource,
       InformerLease parents, List<ChildType> childTypes, HookCaller syncHook, ChildrenManager children, ApiWriter api,
-      KubernetesSerialization json) {
+      KubernetesSerialization json, Predicate<GenericKubernetesResource> responsible) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
@@ -67,12 +69,12 @@ final class CompositeSync {
     this.children = Objects.requireNonNull(children, "children");
     this.api = Objects.requireNonNull(api, "api");
     this.json = Objects.requireNonNull(json, "json");
+    this.responsible = Objects.requireNonNull(responsible, "responsible");
   }
 
   /** The parent as cached now, if it exists and this controller is responsible for it. */
   Optional<GenericKubernetesResource> parent(ParentKey key) {
-    return parents.get(key.namespace(), key.name())
-        .filter(parent -> spec.parentSelector().matches(parent.getMetadata().getLabels()));
+    return parents.get(key.namespace(), key.name()).filter(responsible);
   }
 
   /**

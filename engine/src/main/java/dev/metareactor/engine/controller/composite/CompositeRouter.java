@@ -1,0 +1,106 @@
+package dev.metareactor.engine.controller.composite;
+
+import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.informer.InformerIndexes;
+import dev.metareactor.engine.informer.InformerLease;
+import dev.metareactor.engine.informer.ObjectEvent;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * Turns informer events into parent keys for one CompositeController. Runs on informer threads: it only reads
+ * caches and enqueues — no API calls, no hook calls, no blocking.
+ *
+ * <ul>
+ *   <li>A parent event enqueues that parent if this controller is responsible for it (its labels match
+ *       {@code parentResource.labelSelector}, or it still carries this controller's finalizer). With
+ *       {@code ignoreStatusChanges}, an update that changed nothing but status is dropped (resyncs are kept).</li>
+ *   <li>A child event enqueues the parent its ControllerRef points to, found by name in the parent cache and
+ *       checked by UID. An update that moved a child from one parent to another enqueues both.</li>
+ * </ul>
+ */
+final class CompositeRouter {
+
+  private final CompositeControllerSpec spec;
+  private final ApiResource parentResource;
+  private final InformerLease parents;
+  private final Consumer<ParentKey> enqueue;
+
+  CompositeRouter(CompositeControllerSpec spec, ApiResource parentResource, InformerLease parents,
+      Consumer<ParentKey> enqueue) {
+    this.spec = Objects.requireNonNull(spec, "spec");
+    this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
+    this.parents = Objects.requireNonNull(parents, "parents");
+    this.enqueue = Objects.requireNonNull(enqueue, "enqueue");
+  }
+
+  void onParentEvent(ObjectEvent event) {
+    GenericKubernetesResource parent = event.object();
+    if (!responsibleFor(parent)) {
+      return;
+    }
+    if (event.type() == ObjectEvent.Type.UPDATED && spec.ignoreStatusChanges() && !event.isResync()
+        && onlyStatusChanged(event.previous().getMetadata(), parent.getMetadata())) {
+      return;
+    }
+    enqueue.accept(keyOf(parent.getMetadata()));
+  }
+
+  void onChildEvent(ObjectEvent event) {
+    if (event.isResync()) {
+      return; // the parent's own resync covers it
+    }
+    OwnerReference controller = InformerIndexes.controllerOf(event.object());
+    routeToOwner(event.object(), controller);
+    if (event.type() == ObjectEvent.Type.UPDATED && event.previous() != null) {
+      OwnerReference before = InformerIndexes.controllerOf(event.previous());
+      if (before != null && (controller == null || !Objects.equals(before.getUid(), controller.getUid()))) {
+        routeToOwner(event.previous(), before); // released or moved: the old parent must notice too
+      }
+    }
+  }
+
+  private void routeToOwner(GenericKubernetesResource child, OwnerReference controller) {
+    if (controller == null || !Objects.equals(controller.getKind(), parentResource.kind())
+        || !Objects.equals(groupOf(controller.getApiVersion()), parentResource.group())) {
+      return;
+    }
+    String namespace = parentResource.namespaced() ? Objects.requireNonNullElse(child.getMetadata().getNamespace(), "") : "";
+    parents.get(namespace, controller.getName())
+        .filter(parent -> Objects.equals(parent.getMetadata().getUid(), controller.getUid()))
+        .filter(this::responsibleFor)
+        .ifPresent(parent -> enqueue.accept(keyOf(parent.getMetadata())));
+  }
+
+  /** Whether this controller syncs {@code parent}: selected by its labels, or still holding our finalizer. */
+  boolean responsibleFor(GenericKubernetesResource parent) {
+    if (spec.parentSelector().matches(parent.getMetadata().getLabels())) {
+      return true;
+    }
+    List<String> finalizers = parent.getMetadata().getFinalizers();
+    return finalizers != null && finalizers.contains(spec.finalizerName());
+  }
+
+  private static boolean onlyStatusChanged(ObjectMeta before, ObjectMeta after) {
+    return Objects.equals(before.getGeneration(), after.getGeneration())
+        && Objects.equals(before.getLabels(), after.getLabels())
+        && Objects.equals(before.getAnnotations(), after.getAnnotations())
+        && after.getDeletionTimestamp() == null;
+  }
+
+  private ParentKey keyOf(ObjectMeta meta) {
+    return new ParentKey(parentResource.namespaced() ? Objects.requireNonNullElse(meta.getNamespace(), "") : "",
+        meta.getName());
+  }
+
+  private static String groupOf(String apiVersion) {
+    int slash = apiVersion == null ? -1 : apiVersion.indexOf('/');
+    return slash < 0 ? "" : apiVersion.substring(0, slash);
+  }
+}
