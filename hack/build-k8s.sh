@@ -15,10 +15,17 @@
 #   GO                  go command (default: go on PATH)
 set -euo pipefail
 
+# The whole script is one compound command, parsed before it runs, so that
+# editing or replacing this file during a long build cannot derail it.
+{
 HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MOD_DIR="$HACK_DIR/k8s"
 BINARIES=(kube-apiserver kube-controller-manager kubectl etcd)
 GO=${GO:-go}
+# The usual place of an official Go install, for environments whose PATH lacks it.
+if [[ $GO == go ]] && ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+  GO=/usr/local/go/bin/go
+fi
 
 log() { printf 'build-k8s: %s\n' "$*" >&2; }
 die() { printf 'build-k8s: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -107,3 +114,5 @@ if [[ -e $BIN_DIR ]]; then mv "$BIN_DIR" "$TMP_DIR/old-bin"; fi
 mv -T "$TMP_DIR/bin" "$BIN_DIR"
 log "done in ${elapsed}s: $BIN_DIR"
 echo "$BIN_DIR"
+exit 0
+}

@@ -26,6 +26,7 @@ set -euo pipefail
 
 HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STATE_DIR=${METAREACTOR_STATE:-${XDG_RUNTIME_DIR:-/tmp}/metareactor-cluster}
+STATE_DIR=$(realpath -m -- "$STATE_DIR")
 START_TIMEOUT=${METAREACTOR_START_TIMEOUT:-180}
 STOP_TIMEOUT=15
 # Started in this order, stopped in the reverse one.
@@ -46,16 +47,18 @@ pid_file() { echo "$STATE_DIR/pids/$1.pid"; }
 # The pid recorded for a component, if that process still runs the binary we
 # started (argv[0] is the absolute path), so a recycled pid is never touched.
 live_pid() {
-  local f pid exe argv0
+  local f pid exe argv0 stat
   f=$(pid_file "$1")
   [[ -f $f ]] || return 1
   read -r pid exe < "$f" || true
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   [[ -r /proc/$pid/cmdline ]] || return 1
-  argv0=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | head -n 1) || return 1
+  IFS= read -r -d '' argv0 < "/proc/$pid/cmdline" 2>/dev/null || return 1
   [[ $argv0 == "$exe" ]] || return 1
   # A zombie (exited, not yet reaped) is not running.
-  [[ $(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) != Z ]] || return 1
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [[ ${stat:0:1} != Z ]] || return 1
   echo "$pid"
 }
 
@@ -474,11 +477,16 @@ cmd_watchdog() { # OWNER_PID OWNER_START_TIME
   WATCHDOG_SELF=$$ cmd_down
 }
 
-case "${1:-}" in
-  up) cmd_up ;;
-  __watchdog) STATE_DIR=${4:?}; cmd_watchdog "${2:?}" "${3:?}" ;;
-  down) cmd_down ;;
-  env) cmd_env ;;
-  status) cmd_status ;;
-  *) usage ;;
-esac
+# One compound command, parsed before it runs: editing this file while an
+# `up` or a watchdog runs cannot make bash execute a half-read line.
+{
+  case "${1:-}" in
+    up) cmd_up ;;
+    __watchdog) STATE_DIR=${4:?}; cmd_watchdog "${2:?}" "${3:?}" ;;
+    down) cmd_down ;;
+    env) cmd_env ;;
+    status) cmd_status ;;
+    *) usage ;;
+  esac
+  exit
+}
