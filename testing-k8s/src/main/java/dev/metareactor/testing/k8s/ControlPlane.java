@@ -28,7 +28,7 @@ public final class ControlPlane {
 
     public static final String KUBECONFIG_PROPERTY = "metareactor.it.kubeconfig";
     public static final String KUBECONFIG_ENV = "METAREACTOR_IT_KUBECONFIG";
-    /** Upper bound for {@code up}, which includes a cold build of the binaries (15-40 min on 2 cores). */
+    /** Upper bound in minutes for {@code up}, which may include a cold build of the binaries (6-10 min on 2 cores). */
     public static final String UP_TIMEOUT_PROPERTY = "metareactor.it.upTimeoutMinutes";
 
     static final String SCRIPT = "hack/local-cluster.sh";
@@ -110,8 +110,8 @@ public final class ControlPlane {
         // (`down` waits for the lock that `up` holds).
         Runtime.getRuntime().addShutdownHook(new Thread(plane::stop, "metareactor-control-plane-down"));
         long t0 = System.nanoTime();
-        LOG.info("Starting the local control plane: {} up (state {}); a cold build of the binaries takes 15-40 min",
-                SCRIPT, state);
+        LOG.info("Starting the local control plane: {} up (state {}); the first run on a machine builds the binaries"
+                + " first (6-10 min on 2 cores)", SCRIPT, state);
         // The watchdog of `up` stops the control plane even if this JVM is killed (no shutdown hook then).
         run(root, List.of("bash", root.resolve(SCRIPT).toString(), "up"),
                 Map.of("METAREACTOR_STATE", state.toString(),
