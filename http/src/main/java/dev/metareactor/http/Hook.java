@@ -1,0 +1,275 @@
+package dev.metareactor.http;
+
+import dev.metareactor.http.HookCallException.Reason;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.reactor.circuitbreaker.operator.CircuitBreakerOperator;
+import io.github.resilience4j.reactor.retry.RetryOperator;
+import io.github.resilience4j.retry.Retry;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.ByteBufFlux;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientResponse;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * One hook of one controller, ready to call. Obtained from {@link HookClient#hook}; cheap to keep, safe to share
+ * between threads, and meant to live as long as its controller.
+ *
+ * <p>A {@link #call} is one {@code POST} of the request as JSON, with:
+ *
+ * <ul>
+ *   <li>a deadline, the webhook's {@code timeout}, over the whole call, retries and backoff included;</li>
+ *   <li>retries of transient failures with jittered exponential backoff (see {@link HookResilience});</li>
+ *   <li>the endpoint's circuit breaker around the whole call: when it is open the call fails at once with
+ *       {@link HookCallException.Reason#CIRCUIT_OPEN}, without touching the network;</li>
+ *   <li>ETag revalidation when the webhook enables it: the cached {@code ETag} goes out as {@code If-None-Match},
+ *       and a 304 or 412 answer yields the cached body;</li>
+ *   <li>success only on HTTP 200 with a JSON body no larger than {@link HookClientOptions#maxResponseBytes()}; 429
+ *       yields {@link HookRetryAfterException}; anything else a {@link HookCallException} with the status and the
+ *       start of the body.</li>
+ * </ul>
+ *
+ * <p>Why the breaker wraps the retries and the deadline rather than each attempt: a hook that accepts connections
+ * but never answers only ever fails by running into the deadline, and the breaker must see that to open.
+ *
+ * <p>Threading: nothing blocks. The returned Mono signals on a Netty event loop (or on a Reactor timer thread for
+ * timeouts and backoff, or on {@code boundedElastic} after parsing a body above 1 MiB); move heavy work downstream
+ * off it with {@code publishOn}.
+ */
+public final class Hook {
+
+  private static final int ERROR_BODY_EXCERPT = 1024;
+  /** Larger bodies are parsed on boundedElastic so a 64 MiB answer does not stall an event loop. */
+  private static final int PARSE_OFF_LOOP_BYTES = 1 << 20;
+
+  private final WebhookSpec spec;
+  private final HookIdentity identity;
+  private final String name;
+  private final HttpClient http;
+  private final ObjectMapper json;
+  private final HookMetrics metrics;
+  private final CircuitBreaker breaker;
+  private final Retry retry;
+  private final @Nullable EtagCache etags;
+  private final @Nullable Duration etagTimeToLive;
+  private final String etagScope;
+  private final long maxResponseBytes;
+  private final Clock clock;
+
+  Hook(WebhookSpec spec, HookIdentity identity, HttpClient http, ObjectMapper json, HookMetrics metrics,
+      HookResilience resilience, EtagCache etags, long maxResponseBytes, Clock clock) {
+    this.spec = spec;
+    this.identity = identity;
+    this.name = identity.hookType() + " hook " + spec.endpoint();
+    this.http = http;
+    this.json = json;
+    this.metrics = metrics;
+    this.breaker = resilience.breaker(spec.endpoint());
+    this.retry = resilience.retry(spec.endpoint());
+    this.etags = spec.etag().enabled() ? etags : null;
+    this.etagTimeToLive = spec.etag().timeToLive().orElse(null);
+    this.etagScope = name + " " + identity.controllerType() + "/" + identity.controllerName();
+    this.maxResponseBytes = maxResponseBytes;
+    this.clock = clock;
+  }
+
+  /**
+   * Calls the hook. Nothing happens until subscription; each subscription is a new call with its own deadline,
+   * retries and ETag lookup.
+   *
+   * @param request the request body, serialized once per call
+   * @param root the object the call is about: the key of its ETag cache entry
+   * @return the answer; or {@link HookRetryAfterException} (429), or {@link HookCallException} for any failure
+   */
+  public Mono<HookResponse> call(JsonNode request, CacheKey root) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(root, "root");
+    return Mono.defer(() -> {
+      byte[] body = json.writeValueAsBytes(request);
+      AtomicInteger attempts = new AtomicInteger();
+      return Mono.defer(() -> attempt(body, root, attempts.incrementAndGet()))
+          .transformDeferred(RetryOperator.of(retry))
+          .timeout(spec.timeout(), Mono.error(this::timedOut))
+          .transformDeferred(CircuitBreakerOperator.of(breaker))
+          .onErrorMap(error -> inContext(error, attempts.get()));
+    });
+  }
+
+  /** Drops the cached answer for this object (when it is deleted, say). */
+  public void forget(CacheKey root) {
+    Objects.requireNonNull(root, "root");
+    if (etags != null) {
+      etags.invalidate(etagKey(root));
+    }
+  }
+
+  public WebhookSpec spec() {
+    return spec;
+  }
+
+  public HookIdentity identity() {
+    return identity;
+  }
+
+  /** The endpoint's circuit breaker state now. */
+  public CircuitBreaker.State breakerState() {
+    return breaker.getState();
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+
+  private Mono<HookResponse> attempt(byte[] body, CacheKey root, int attempt) {
+    if (attempt > 1) {
+      metrics.retried();
+    }
+    EtagCache.Entry cached = etags == null ? null : etags.get(etagKey(root));
+    AtomicInteger status = new AtomicInteger();
+    AtomicBoolean ended = new AtomicBoolean();
+    long start = metrics.requestStarted();
+    // Recorded before the answer goes downstream (not in doFinally) so the meters are current when a caller sees it.
+    Runnable end = () -> {
+      if (ended.compareAndSet(false, true)) {
+        metrics.requestEnded(start, status.get());
+      }
+    };
+    return http.post()
+        .uri(spec.endpoint().uri())
+        .send((request, out) -> {
+          request.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length));
+          if (cached != null) {
+            request.header(HttpHeaderNames.IF_NONE_MATCH, cached.etag());
+          }
+          return out.send(Mono.just(Unpooled.wrappedBuffer(body)));
+        })
+        .response((response, content) -> {
+          status.set(response.status().code());
+          return answer(response, content, root, cached, attempt);
+        })
+        .next()
+        .onErrorMap(TransportErrors::classify)
+        .doOnSuccess(response -> end.run())
+        .doOnError(error -> end.run())
+        .doOnCancel(end);
+  }
+
+  private Mono<HookResponse> answer(HttpClientResponse response, ByteBufFlux content, CacheKey root,
+      EtagCache.@Nullable Entry cached, int attempt) {
+    int code = response.status().code();
+    if (code == 200) {
+      long length = contentLength(response);
+      if (length > maxResponseBytes) {
+        return Mono.error(BodyCollector.tooLarge(code, maxResponseBytes));
+      }
+      String etag = response.responseHeaders().get(HttpHeaderNames.ETAG);
+      return collect(content, code, (int) maxResponseBytes, length)
+          .flatMap(this::parse)
+          .map(parsed -> fresh(parsed, etag, root, attempt));
+    }
+    if ((code == 304 || code == 412) && etags != null) {
+      return content.then(Mono.fromSupplier(() -> fromCache(cached, root, code, attempt)));
+    }
+    if (code == 429) {
+      String retryAfter = response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER);
+      return content.then(Mono.error(() -> HookRetryAfterException.fromHeader(retryAfter, clock)));
+    }
+    return collect(content, code, ERROR_BODY_EXCERPT, -1)
+        .flatMap(page -> Mono.error(new HookCallException(Reason.STATUS,
+            "unsupported status code: " + code + " body: " + page.text(), code, isTransientStatus(code), null)));
+  }
+
+  /** 500 is transient on purpose, see {@link HookResilience}. */
+  private static boolean isTransientStatus(int code) {
+    return code == 500 || code == 502 || code == 503 || code == 504;
+  }
+
+  private Mono<BodyCollector> collect(ByteBufFlux content, int code, int keep, long length) {
+    return content.reduceWith(() -> new BodyCollector(code, keep, maxResponseBytes, length), BodyCollector::append);
+  }
+
+  private record Parsed(JsonNode body, int bytes) {}
+
+  private Mono<Parsed> parse(BodyCollector body) {
+    Mono<Parsed> parse = Mono.fromCallable(() -> new Parsed(readJson(body), body.length()));
+    return body.length() > PARSE_OFF_LOOP_BYTES ? parse.subscribeOn(Schedulers.boundedElastic()) : parse;
+  }
+
+  private JsonNode readJson(BodyCollector body) {
+    JsonNode node;
+    try {
+      node = json.readTree(body.bytes(), 0, body.length());
+    } catch (JacksonException e) {
+      throw new HookCallException(Reason.INVALID_RESPONSE, "malformed JSON in response: " + e.getOriginalMessage(),
+          200, false, e);
+    }
+    if (node == null || node.isMissingNode()) {
+      throw new HookCallException(Reason.INVALID_RESPONSE, "empty response body", 200, false, null);
+    }
+    return node;
+  }
+
+  private HookResponse fresh(Parsed parsed, @Nullable String etag, CacheKey root, int attempt) {
+    if (etags != null) {
+      metrics.etagLookup(false);
+      if (etag != null && !etag.isEmpty()) {
+        etags.put(etagKey(root), etag, parsed.body(), parsed.bytes(), etagTimeToLive);
+      } else {
+        // The hook stopped tagging this answer: an older tag must not revive an older body.
+        etags.invalidate(etagKey(root));
+      }
+    }
+    return new HookResponse(parsed.body(), false, attempt);
+  }
+
+  private HookResponse fromCache(EtagCache.@Nullable Entry cached, CacheKey root, int code, int attempt) {
+    if (cached == null) {
+      throw new HookCallException(Reason.INVALID_RESPONSE,
+          "hook answered " + code + " but cannot find cached response for cache key: " + root, code, false, null);
+    }
+    metrics.etagLookup(true);
+    return new HookResponse(cached.body(), true, attempt);
+  }
+
+  private EtagCache.Key etagKey(CacheKey root) {
+    return new EtagCache.Key(etagScope, root);
+  }
+
+  private HookCallException timedOut() {
+    return new HookCallException(Reason.TIMEOUT, "timed out after " + GoDuration.format(spec.timeout()), 0, false,
+        null);
+  }
+
+  private HookCallException inContext(Throwable error, int attempts) {
+    HookCallException failure = error instanceof CallNotPermittedException
+        ? new HookCallException(Reason.CIRCUIT_OPEN, "circuit breaker is open, failing fast without calling the hook",
+            0, false, error)
+        : TransportErrors.classify(error);
+    return failure.inContext(name, attempts, breaker.getState());
+  }
+
+  private static long contentLength(HttpClientResponse response) {
+    String value = response.responseHeaders().get(HttpHeaderNames.CONTENT_LENGTH);
+    if (value == null) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(value.strip());
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+}

@@ -1,0 +1,17 @@
+package dev.metareactor.http;
+
+/**
+ * A webhook block that cannot be called: no usable URL, a service without name or namespace, a timeout that is not a
+ * Go duration, bad TLS or auth materials. The message starts with {@code invalid webhook config:} like upstream's.
+ */
+public final class InvalidWebhookException extends IllegalArgumentException {
+  private static final long serialVersionUID = 1L;
+
+  public InvalidWebhookException(String detail) {
+    super("invalid webhook config: " + detail);
+  }
+
+  public InvalidWebhookException(String detail, Throwable cause) {
+    super("invalid webhook config: " + detail, cause);
+  }
+}
