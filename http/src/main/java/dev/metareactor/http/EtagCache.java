@@ -14,7 +14,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * The ETag cache of all hooks: for each (hook, root object), the {@code ETag} and parsed body of the last 200 answer
  * that carried one. One Caffeine cache serves every hook so the memory bound is global: entries weigh their body's
- * size in bytes and the least recently used go first past {@link HookClientOptions#etagCacheMaxBytes()}. Each entry
+ * size in bytes, and past {@link HookClientOptions#etagCacheMaxBytes()} Caffeine evicts the entries least likely to
+ * be used again (by recency and frequency). A lost entry only costs one full answer. Each entry
  * expires after its own hook's {@code cacheTimeoutSeconds}, or never (size still bounds it).
  *
  * <p>Thread-safe and non-blocking: safe to call from event loops.

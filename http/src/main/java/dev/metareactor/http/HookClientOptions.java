@@ -12,7 +12,7 @@ import java.util.Objects;
  * @param breaker the per-endpoint circuit breaker
  * @param maxResponseBytes the largest response body accepted; larger ones fail the call (default 64 MiB)
  * @param etagCacheMaxBytes the total size of the response bodies kept by the ETag cache, across all hooks; the
- *     least recently used entries go first (default 256 MiB)
+ *     entries least likely to be used again go first (default 256 MiB)
  * @param readTimeout the longest a hook may stay silent while a request is in flight before that attempt is
  *     abandoned as a transient failure and retried; {@link Duration#ZERO} disables it, so only the hook's
  *     {@code timeout} applies (the default: hooks may legitimately compute for most of their timeout)

@@ -1,6 +1,5 @@
 package dev.metareactor.http;
 
-import static dev.metareactor.http.Fixtures.FAST;
 import static dev.metareactor.http.Fixtures.FAST_RETRIES;
 import static dev.metareactor.http.Fixtures.ROOT;
 import static dev.metareactor.http.Fixtures.START;
@@ -20,7 +19,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.http.HookCallException.Reason;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -28,30 +26,15 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 
-class HookClientTest {
-
-  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
-  private final MutableClock clock = new MutableClock(START);
-  private HookClient client = HookClient.create(FAST, meters, clock);
-  private ScriptedServer server;
-
-  @AfterEach
-  void tearDown() {
-    client.close();
-    if (server != null) {
-      server.close();
-    }
-  }
+class HookClientTest extends ScriptedHookTest {
 
   private Hook hook(ScriptedServer.Reply... script) {
-    server = ScriptedServer.start(script);
-    return client.hook(WebhookSpec.of(server.url("/sync")), SYNC);
+    return hook(spec -> spec, script);
   }
 
   private double requests(String code) {
@@ -182,9 +165,8 @@ class HookClientTest {
 
   @Test
   void aReadTimeoutIsRetried() {
-    client.close();
-    client = HookClient.create(options(HookClientOptions.Pool.DEFAULTS, FAST_RETRIES,
-        HookClientOptions.DEFAULTS.maxResponseBytes(), Duration.ofMillis(200)), meters, clock);
+    useOptions(options(HookClientOptions.Pool.DEFAULTS, FAST_RETRIES,
+        HookClientOptions.DEFAULTS.maxResponseBytes(), Duration.ofMillis(200)));
     Hook hook = hook(silent(), ok("{\"second\":true}"));
 
     HookResponse response = succeed(hook.call(request(), ROOT));
@@ -221,9 +203,7 @@ class HookClientTest {
 
   @Test
   void anOversizedBodyIsAClearError() {
-    client.close();
-    client = HookClient.create(options(HookClientOptions.Pool.DEFAULTS, FAST_RETRIES, 1024, Duration.ZERO), meters,
-        clock);
+    useOptions(options(HookClientOptions.Pool.DEFAULTS, FAST_RETRIES, 1024, Duration.ZERO));
     String big = "{\"data\":\"" + "x".repeat(4096) + "\"}";
     Hook hook = hook(ok(big), chunked(big, 100), ok("{\"small\":true}"));
 
@@ -301,8 +281,7 @@ class HookClientTest {
 
   @Test
   void callsBeyondThePendingLimitFailFastAsOverloaded() throws InterruptedException {
-    client.close();
-    client = HookClient.create(options(pool(1, 1), FAST_RETRIES, 1 << 20, Duration.ZERO), meters, clock);
+    useOptions(options(pool(1, 1), FAST_RETRIES, 1 << 20, Duration.ZERO));
     Sinks.Empty<Void> release = Sinks.empty();
     Hook hook = hook(ScriptedServer.after(release.asMono(), ok("{}")));
 
@@ -320,8 +299,7 @@ class HookClientTest {
 
   @Test
   void aThousandConcurrentCallsStayWithinTheConnectionLimit() {
-    client.close();
-    client = HookClient.create(options(pool(8, 1000), FAST_RETRIES, 1 << 20, Duration.ZERO), meters, clock);
+    useOptions(options(pool(8, 1000), FAST_RETRIES, 1 << 20, Duration.ZERO));
     Sinks.Empty<Void> gate = Sinks.empty();
     Hook hook = hook(ScriptedServer.after(gate.asMono(), ok("{\"ok\":true}")));
 
