@@ -18,24 +18,20 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class TlsTest extends ScriptedHookTest {
 
-  @TempDir
-  static Path dir;
   private static TestCerts certs;
 
   @BeforeAll
-  static void generate() throws Exception {
-    certs = TestCerts.generate(dir);
+  static void certificates() throws Exception {
+    certs = TestCerts.shared();
   }
 
   private static SslContext serverContext(ClientAuth clientAuth) throws SSLException {

@@ -5,26 +5,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.security.PrivateKey;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLEngine;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class PemTest {
 
-  @TempDir
-  static Path dir;
   private static TestCerts certs;
 
   @BeforeAll
-  static void generate() throws Exception {
-    certs = TestCerts.generate(dir);
+  static void certificates() throws Exception {
+    certs = TestCerts.shared();
   }
 
   @ParameterizedTest

@@ -17,14 +17,37 @@ public final class TestCerts {
   /** A certificate and its key, as PEM text. */
   public record Pair(String certificatePem, String keyPem) {}
 
+  private static TestCerts shared;
+
   private final Path dir;
 
   private TestCerts(Path dir) {
     this.dir = dir;
   }
 
+  /** One set per test JVM, in a temporary directory removed when the JVM exits. */
+  public static synchronized TestCerts shared() throws IOException, InterruptedException {
+    if (shared == null) {
+      Path dir = Files.createTempDirectory("metareactor-test-certs");
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> delete(dir)));
+      shared = generate(dir);
+    }
+    return shared;
+  }
+
+  private static void delete(Path dir) {
+    try (var files = Files.list(dir)) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        Files.deleteIfExists(file);
+      }
+      Files.deleteIfExists(dir);
+    } catch (IOException e) {
+      // best effort: a temporary directory
+    }
+  }
+
   /** Makes a CA, a server certificate for DNS name {@code localhost} and three client certificates. */
-  public static TestCerts generate(Path dir) throws IOException, InterruptedException {
+  static TestCerts generate(Path dir) throws IOException, InterruptedException {
     TestCerts certs = new TestCerts(dir);
     certs.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
         "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=metareactor test CA");
