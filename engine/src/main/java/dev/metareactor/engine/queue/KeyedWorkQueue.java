@@ -1,0 +1,676 @@
+package dev.metareactor.engine.queue;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The keyed work queue of one hosted controller: the keys of the objects that need a sync go in, each key comes
+ * out to a worker when it should run, and the workers report how each run ended. It has the semantics of
+ * client-go's rate-limited work queue, as a demand-driven {@link Flux}.
+ *
+ * <h2>Contract</h2>
+ *
+ * <ul>
+ *   <li><b>Coalescing.</b> Adding a key that is already waiting to run does nothing: any number of adds before a
+ *       run becomes one run. A run reads the newest state of its object when it starts, so nothing is lost.
+ *   <li><b>One run of a key at a time.</b> A key is handed out again only after {@link #done} was called for its
+ *       current run. Different keys run concurrently.
+ *   <li><b>Re-run when added while running.</b> An add while the key runs marks it; when the run is done the key
+ *       waits to run once more (however many adds came meanwhile).
+ *   <li><b>Fairness.</b> Keys are handed out in the order they started waiting (FIFO of the first add). A key
+ *       re-queued after its run goes to the back.
+ *   <li><b>Bounded concurrency.</b> {@link #keys()} emits only as many keys as its subscriber requested;
+ *       {@link #process} runs at most {@link WorkQueueOptions#workers()} keys at once.
+ *   <li><b>Delayed adds.</b> {@link #addAfter} adds the key when the delay has passed. A key has at most one
+ *       pending delayed add: the earliest due time wins and later ones are dropped. An {@link #add} while a
+ *       delayed add is pending runs the key now; the delayed add still fires at its time (as in client-go: a run
+ *       that was asked for at a time happens at or after that time).
+ *   <li><b>Rate-limited retries.</b> A run that ends {@link Outcome.Kind#FAILED FAILED} adds the key after the
+ *       larger of its own exponential backoff ({@code baseDelay * 2^failures}, at most {@code maxDelay}) and the
+ *       wait for a token of the queue's overall retry bucket ({@link WorkQueueOptions#retry()}; client-go's
+ *       default: 5ms to 1000s per key, 10 retries per second with a burst of 100 across keys). An add (a new
+ *       event) is not held back by a pending backoff. {@link Outcome.Kind#SUCCESS SUCCESS} and {@link #forget}
+ *       reset the key's failure count; {@link Outcome.Kind#RETRY_AFTER RETRY_AFTER} re-adds after its delay and
+ *       leaves the count alone; a SUCCESS with a delay re-adds after it (resync). A
+ *       {@link Outcome.Kind#CANCELLED CANCELLED} run is re-queued at once.
+ *   <li><b>Shutdown.</b> {@link #shutDown} refuses every later add and delayed add and drops the pending delayed
+ *       adds. Keys that were already waiting (including keys added while running) still run, in-flight runs
+ *       finish, failed runs are not retried. Then {@link #keys()} completes and the returned {@code Mono} emits
+ *       {@code true}. If that has not happened when the drain timeout passes, the runs of {@link #process} still
+ *       in flight are cancelled, the waiting keys are dropped, {@link #keys()} completes and the {@code Mono}
+ *       emits {@code false}. A zero timeout stops at once (lost leadership).
+ *   <li><b>Memory.</b> The queue keeps state only for keys that are waiting, running, delayed or have failures
+ *       counted: an idle key that succeeded (or was forgotten) costs nothing, so memory is proportional to the
+ *       number of active keys, never to the number of keys ever seen.
+ * </ul>
+ *
+ * <h2>One queue per hosted controller</h2>
+ *
+ * <p>Each hosted controller gets its own queue and its own {@code --workers}, as in Metacontroller. Fair sharing
+ * of one worker pool across controllers was considered and not chosen: per-controller queues isolate controllers
+ * (a slow hook or a retry storm of one controller cannot take the workers of another), keep the per-controller
+ * metrics and the meaning of {@code --workers} identical to upstream's, and let a controller stop by shutting
+ * down its own queue. The price, the same as upstream's, is that the total concurrency is {@code --workers}
+ * times the number of controllers; hook calls and API writes have their own limits downstream.
+ *
+ * <h2>Use</h2>
+ *
+ * <pre>{@code
+ * KeyedWorkQueue<ParentKey> queue = KeyedWorkQueue.create(WorkQueueOptions.of(name, controller, engine), meters);
+ * Disposable workers = queue.process(key -> sync(key)).subscribe();   // sync: Mono<Outcome>, non-blocking
+ * informer events:  queue.add(key)                                     // cheap, never blocks, never drops
+ * stop:             queue.shutDown(engine.shutdownTimeout()).block();
+ * }</pre>
+ *
+ * <p>{@link #process} is the way to consume the queue: it calls {@link #done} exactly once per run, turns an
+ * error or exception of the sync function into {@code FAILED}, an empty result into {@code SUCCESS} and a
+ * cancellation into {@code CANCELLED}. {@link #keys()} is the lower-level form for callers that call
+ * {@link #done} themselves; it allows one subscriber.
+ *
+ * <h2>Threading</h2>
+ *
+ * <p>All methods are thread-safe and non-blocking. {@link #add} is O(1) and allocates nothing when the key is
+ * already waiting. Keys are emitted on whichever thread makes one available (an add, a {@code done}, a request,
+ * a timer); {@link #process} subscribes each sync on the queue's scheduler, so the sync function never runs on
+ * the thread of an informer callback. Delays, backoff and the drain timeout use the scheduler; metrics use the
+ * nanosecond clock.
+ *
+ * @param <K> the key type; keys need value equality (records, strings)
+ */
+public final class KeyedWorkQueue<K> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(KeyedWorkQueue.class);
+
+  /**
+   * The state of one active key. Fields are read and written only inside {@code states.compute} for the key
+   * (the map's bin lock orders them), except {@link #startedAt}, which the gauges read.
+   */
+  private static final class State {
+    boolean queued;
+    boolean processing;
+    boolean dirty;
+    int failures;
+    long waitingSince;
+    volatile long startedAt;
+    long timerId;
+    long dueAt;
+    Disposable timer;
+
+    boolean idle() {
+      return !queued && !processing && !dirty && timerId == 0 && failures == 0;
+    }
+  }
+
+  private final WorkQueueOptions options;
+  private final Scheduler scheduler;
+  private final LongSupplier clock;
+  private final RetryRateLimiter retryLimiter;
+  private final WorkQueueMetrics metrics;
+
+  private final ConcurrentHashMap<K, State> states = new ConcurrentHashMap<>();
+  /** Keys waiting to run, each at most once: a key is in here exactly while its state is {@code queued}. */
+  private final Queue<K> ready = new ConcurrentLinkedQueue<>();
+  private final Set<State> running = ConcurrentHashMap.newKeySet();
+  private final LongAdder depth = new LongAdder();
+  private final AtomicLong timerIds = new AtomicLong();
+  private final BiFunction<K, State, State> addTransition = this::onAdd;
+  private final BiFunction<K, State, State> startTransition = this::onStart;
+
+  private final AtomicReference<KeySubscription> subscription = new AtomicReference<>();
+  private final AtomicLong requested = new AtomicLong();
+  private final AtomicInteger drainWork = new AtomicInteger();
+  /** Written by {@link #onStart} and read right after it, both by the thread that owns the drain loop. */
+  private State started;
+  private long startedWaitingSince;
+
+  private final AtomicBoolean shutdownStarted = new AtomicBoolean();
+  private volatile boolean shuttingDown;
+  private volatile boolean aborted;
+  private volatile boolean terminated;
+  private volatile Disposable drainDeadline;
+  private final Sinks.One<Boolean> termination = Sinks.one();
+  private final Sinks.Empty<Void> abort = Sinks.empty();
+  private final Flux<K> keys;
+
+  /**
+   * @param options name, workers and retry settings
+   * @param scheduler runs delayed adds, backoff, the drain deadline and the syncs of {@link #process}
+   * @param nanoClock monotonic nanoseconds, for the overall retry bucket and the metrics; with a
+   *     {@code VirtualTimeScheduler} pass {@code () -> scheduler.now(TimeUnit.NANOSECONDS)}
+   * @param registry where the {@code workqueue_*} metrics go
+   */
+  public KeyedWorkQueue(WorkQueueOptions options, Scheduler scheduler, LongSupplier nanoClock,
+      MeterRegistry registry) {
+    this.options = Objects.requireNonNull(options, "options");
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
+    this.retryLimiter = new RetryRateLimiter(options.retry(), nanoClock);
+    this.metrics = new WorkQueueMetrics(Objects.requireNonNull(registry, "registry"), options, this);
+    this.keys = Flux.from((Publisher<K>) this::subscribeKeys);
+  }
+
+  /**
+   * A queue on {@link Schedulers#parallel()} with {@link System#nanoTime()} as its clock (the parallel scheduler's
+   * own clock only has millisecond resolution).
+   */
+  public static <K> KeyedWorkQueue<K> create(WorkQueueOptions options, MeterRegistry registry) {
+    return new KeyedWorkQueue<>(options, Schedulers.parallel(), System::nanoTime, registry);
+  }
+
+  public WorkQueueOptions options() {
+    return options;
+  }
+
+  /** Adds the key to run as soon as a worker is free; ignored once the queue is shutting down. */
+  public void add(K key) {
+    Objects.requireNonNull(key, "key");
+    if (shuttingDown) {
+      return;
+    }
+    states.compute(key, addTransition);
+    if (requested.get() > 0 && !ready.isEmpty()) {
+      drain();
+    }
+  }
+
+  /**
+   * Adds the key once {@code delay} has passed (at once if it is zero or negative). The earliest pending due time
+   * of a key wins. Ignored once the queue is shutting down.
+   */
+  public void addAfter(K key, Duration delay) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(delay, "delay");
+    if (shuttingDown) {
+      return;
+    }
+    metrics.retries.increment();
+    if (delay.isNegative() || delay.isZero()) {
+      add(key);
+      return;
+    }
+    addAfterNanos(key, saturatedNanos(delay));
+  }
+
+  /**
+   * Forgets the key's failures: its next failure backs off from the base delay again (client-go's
+   * {@code Forget}). A pending retry is not cancelled.
+   */
+  public void forget(K key) {
+    Objects.requireNonNull(key, "key");
+    states.computeIfPresent(key, (k, s) -> {
+      s.failures = 0;
+      return s.idle() ? null : s;
+    });
+  }
+
+  /** How many times in a row the key's runs failed (client-go's {@code NumRequeues}). */
+  public int numRequeues(K key) {
+    State state = states.get(Objects.requireNonNull(key, "key"));
+    return state == null ? 0 : state.failures;
+  }
+
+  public boolean isShuttingDown() {
+    return shuttingDown;
+  }
+
+  /**
+   * The keys to run, emitted only on demand; each emitted key is running until {@link #done} is called for it.
+   * Completes when the queue has shut down. One subscriber at a time and only one ever: a second subscriber
+   * receives an {@link IllegalStateException}. Prefer {@link #process}, which cannot forget {@code done}.
+   */
+  public Flux<K> keys() {
+    return keys;
+  }
+
+  /**
+   * Ends the current run of the key. See the class documentation for what each outcome does.
+   *
+   * @throws IllegalStateException if the key is not running (and the queue has not terminated)
+   */
+  public void done(K key, Outcome outcome) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(outcome, "outcome");
+    Finished finished = new Finished();
+    states.computeIfPresent(key, (k, s) -> onDone(k, s, outcome, finished));
+    if (finished.state == null) {
+      if (terminated) {
+        return;
+      }
+      throw new IllegalStateException(key + " is not running in work queue " + options.name());
+    }
+    running.remove(finished.state);
+    metrics.worked(clock.getAsLong() - finished.startedAt);
+    switch (outcome.kind()) {
+      case FAILED -> addAfter(key, Duration.ofNanos(retryLimiter.delayNanos(finished.previousFailures)));
+      case SUCCESS -> {
+        if (!outcome.after().isZero()) {
+          addAfter(key, outcome.after());
+        }
+      }
+      case RETRY_AFTER -> addAfter(key, outcome.after());
+      case CANCELLED -> { }
+    }
+    drain();
+  }
+
+  /**
+   * Runs the queue's keys with {@code sync}, at most {@link WorkQueueOptions#workers()} at once, until the queue
+   * has shut down; subscribe once. Each run calls {@link #done} exactly once: with the outcome the sync emits,
+   * {@code SUCCESS} if it completes empty, {@code FAILED} if it errors or the function throws (logged), and
+   * {@code CANCELLED} if the run is cancelled. The sync must not block; it is subscribed on the queue's
+   * scheduler.
+   */
+  public Mono<Void> process(Function<? super K, ? extends Mono<Outcome>> sync) {
+    Objects.requireNonNull(sync, "sync");
+    return keys
+        .flatMap(key -> run(key, sync), options.workers(), 1)
+        .then()
+        .takeUntilOther(abort.asMono());
+  }
+
+  /**
+   * Starts shutting down (see the class documentation) and returns a {@code Mono} that emits {@code true} once
+   * everything that was waiting or running has finished, or {@code false} if the drain timeout passed first and
+   * what was left was cancelled. Calling it again returns the same {@code Mono} and ignores the new timeout.
+   */
+  public Mono<Boolean> shutDown(Duration drainTimeout) {
+    Objects.requireNonNull(drainTimeout, "drainTimeout");
+    if (drainTimeout.isNegative()) {
+      throw new IllegalArgumentException("drainTimeout must not be negative, got " + drainTimeout);
+    }
+    if (shutdownStarted.compareAndSet(false, true)) {
+      shuttingDown = true;
+      cancelDelayedAdds();
+      if (drainTimeout.isZero()) {
+        abort();
+      } else {
+        scheduleDrainDeadline(drainTimeout);
+      }
+      drain();
+    }
+    return termination.asMono();
+  }
+
+  // ---- state transitions: each runs inside states.compute for its key. They only touch the key's state, the
+  // ---- lock-free ready queue and counters; emitting, scheduling and disposing happen after compute returns.
+
+  private State onAdd(K key, State s) {
+    if (shuttingDown) {
+      return s;
+    }
+    State state = s == null ? new State() : s;
+    markWaiting(key, state);
+    return state;
+  }
+
+  private void markWaiting(K key, State s) {
+    if (s.queued || s.dirty) {
+      return;
+    }
+    metrics.adds.increment();
+    depth.increment();
+    s.waitingSince = clock.getAsLong();
+    if (s.processing) {
+      s.dirty = true;
+    } else {
+      s.queued = true;
+      ready.offer(key);
+    }
+  }
+
+  private State onStart(K key, State s) {
+    started = null;
+    if (s != null && s.queued) {
+      s.queued = false;
+      s.processing = true;
+      s.startedAt = clock.getAsLong();
+      started = s;
+      startedWaitingSince = s.waitingSince;
+    }
+    return s;
+  }
+
+  private State onDone(K key, State s, Outcome outcome, Finished finished) {
+    if (!s.processing) {
+      return s;
+    }
+    finished.state = s;
+    finished.startedAt = s.startedAt;
+    finished.previousFailures = s.failures;
+    s.processing = false;
+    switch (outcome.kind()) {
+      case SUCCESS -> s.failures = 0;
+      case FAILED -> s.failures = s.failures == Integer.MAX_VALUE ? s.failures : s.failures + 1;
+      case RETRY_AFTER -> { }
+      case CANCELLED -> {
+        if (!shuttingDown) {
+          markWaiting(key, s);
+        }
+      }
+    }
+    if (s.dirty) {
+      s.dirty = false;
+      s.queued = true;
+      ready.offer(key);
+    }
+    return s.idle() ? null : s;
+  }
+
+  /** Per-call results of {@link #onDone}, read after compute returns. */
+  private static final class Finished {
+    State state;
+    long startedAt;
+    int previousFailures;
+  }
+
+  // ---- delayed adds
+
+  private void addAfterNanos(K key, long delayNanos) {
+    long due = clock.getAsLong() + delayNanos;
+    Rearmed rearmed = new Rearmed();
+    states.compute(key, (k, s) -> {
+      if (shuttingDown) {
+        return s;
+      }
+      State state = s == null ? new State() : s;
+      if (state.timerId != 0 && state.dueAt - due <= 0) {
+        return state;
+      }
+      rearmed.replaced = state.timer;
+      state.timer = null;
+      state.timerId = timerIds.incrementAndGet();
+      state.dueAt = due;
+      rearmed.timerId = state.timerId;
+      return state;
+    });
+    if (rearmed.replaced != null) {
+      rearmed.replaced.dispose();
+    }
+    if (rearmed.timerId != 0) {
+      arm(key, rearmed.timerId, delayNanos);
+    }
+  }
+
+  /** Per-call results of a delayed add: the timer to cancel and the id of the timer to start, if any. */
+  private static final class Rearmed {
+    Disposable replaced;
+    long timerId;
+  }
+
+  private void arm(K key, long timerId, long delayNanos) {
+    Disposable timer;
+    try {
+      timer = scheduler.schedule(() -> fire(key, timerId), delayNanos, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      LOG.warn("{}: delayed add of {} dropped, the scheduler is shut down", options.controller(), key);
+      states.computeIfPresent(key, (k, s) -> {
+        if (s.timerId == timerId) {
+          s.timerId = 0;
+        }
+        return s.idle() ? null : s;
+      });
+      return;
+    }
+    State state = states.computeIfPresent(key, (k, s) -> {
+      if (s.timerId == timerId) {
+        s.timer = timer;
+      }
+      return s;
+    });
+    // Not attached: the timer was replaced by an earlier one, has fired, or was cancelled by shutdown.
+    if (state == null || state.timer != timer) {
+      timer.dispose();
+    }
+  }
+
+  private void fire(K key, long timerId) {
+    states.computeIfPresent(key, (k, s) -> {
+      if (s.timerId != timerId) {
+        return s;
+      }
+      s.timerId = 0;
+      s.timer = null;
+      if (!shuttingDown) {
+        markWaiting(k, s);
+      }
+      return s.idle() ? null : s;
+    });
+    drain();
+  }
+
+  private void cancelDelayedAdds() {
+    List<Disposable> timers = new ArrayList<>();
+    for (K key : states.keySet()) {
+      states.computeIfPresent(key, (k, s) -> {
+        if (s.timer != null) {
+          timers.add(s.timer);
+        }
+        s.timer = null;
+        s.timerId = 0;
+        return s.idle() ? null : s;
+      });
+    }
+    timers.forEach(Disposable::dispose);
+  }
+
+  // ---- emission: one drain loop at a time (drainWork counts the requests to drain)
+
+  private void drain() {
+    if (drainWork.getAndIncrement() != 0) {
+      return;
+    }
+    int missed = 1;
+    do {
+      KeySubscription sub = subscription.get();
+      if (!terminated) {
+        if (aborted) {
+          terminate(false);
+        } else {
+          if (sub != null && !sub.cancelled) {
+            emit(sub);
+          }
+          // running before ready: done() re-queues a key before it leaves running.
+          if (shuttingDown && running.isEmpty() && ready.isEmpty()) {
+            terminate(true);
+          }
+        }
+      }
+      if (terminated && sub != null && !sub.cancelled && !sub.completed) {
+        sub.completed = true;
+        sub.actual.onComplete();
+      }
+      missed = drainWork.addAndGet(-missed);
+    } while (missed != 0);
+  }
+
+  private void emit(KeySubscription sub) {
+    long wanted = requested.get();
+    long emitted = 0;
+    while (emitted != wanted && !sub.cancelled) {
+      K key = ready.poll();
+      if (key == null) {
+        break;
+      }
+      states.compute(key, startTransition);
+      State state = started;
+      if (state == null) {
+        continue;
+      }
+      depth.decrement();
+      running.add(state);
+      metrics.queued(state.startedAt - startedWaitingSince);
+      sub.actual.onNext(key);
+      emitted++;
+    }
+    if (emitted != 0 && wanted != Long.MAX_VALUE) {
+      requested.addAndGet(-emitted);
+    }
+  }
+
+  private void terminate(boolean drained) {
+    terminated = true;
+    Disposable deadline = drainDeadline;
+    if (deadline != null) {
+      deadline.dispose();
+    }
+    cancelDelayedAdds();
+    states.clear();
+    ready.clear();
+    running.clear();
+    depth.reset();
+    metrics.close();
+    termination.tryEmitValue(drained);
+  }
+
+  private void scheduleDrainDeadline(Duration drainTimeout) {
+    try {
+      drainDeadline = scheduler.schedule(this::abort, saturatedNanos(drainTimeout), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      abort();
+    }
+  }
+
+  private void abort() {
+    if (terminated) {
+      return;
+    }
+    aborted = true;
+    abort.tryEmitEmpty();
+    drain();
+  }
+
+  // ---- process()
+
+  private Mono<Void> run(K key, Function<? super K, ? extends Mono<Outcome>> sync) {
+    Completion completion = new Completion(key);
+    return Mono.<Outcome>defer(() -> sync.apply(key))
+        .subscribeOn(scheduler)
+        .onErrorResume(error -> {
+          LOG.warn("{}: sync of {} failed", options.controller(), key, error);
+          return Mono.just(Outcome.failed());
+        })
+        .defaultIfEmpty(Outcome.success())
+        .doOnNext(completion::complete)
+        .doOnCancel(() -> completion.complete(Outcome.cancelled()))
+        .then();
+  }
+
+  /** Calls {@link #done} for one run exactly once, whichever of its outcome and its cancellation comes first. */
+  private final class Completion extends AtomicBoolean {
+    private final K key;
+
+    Completion(K key) {
+      this.key = key;
+    }
+
+    void complete(Outcome outcome) {
+      if (compareAndSet(false, true)) {
+        done(key, outcome);
+      }
+    }
+  }
+
+  // ---- keys()
+
+  private void subscribeKeys(Subscriber<? super K> actual) {
+    KeySubscription sub = new KeySubscription(actual);
+    if (!subscription.compareAndSet(null, sub)) {
+      Operators.error(actual, new IllegalStateException(
+          "work queue " + options.name() + " already has a subscriber; keys() allows one"));
+      return;
+    }
+    actual.onSubscribe(sub);
+    drain();
+  }
+
+  private final class KeySubscription implements Subscription {
+    final Subscriber<? super K> actual;
+    volatile boolean cancelled;
+    /** Only touched by the drain loop. */
+    boolean completed;
+
+    KeySubscription(Subscriber<? super K> actual) {
+      this.actual = actual;
+    }
+
+    @Override
+    public void request(long n) {
+      if (Operators.validate(n)) {
+        requested.getAndAccumulate(n, Operators::addCap);
+        drain();
+      }
+    }
+
+    @Override
+    public void cancel() {
+      cancelled = true;
+    }
+  }
+
+  // ---- gauges and test accessors
+
+  double depth() {
+    return depth.sum();
+  }
+
+  double unfinishedWorkSeconds() {
+    long now = clock.getAsLong();
+    long total = 0;
+    for (State state : running) {
+      total += now - state.startedAt;
+    }
+    return total / 1e9;
+  }
+
+  double longestRunningSeconds() {
+    long now = clock.getAsLong();
+    long longest = 0;
+    for (State state : running) {
+      longest = Math.max(longest, now - state.startedAt);
+    }
+    return longest / 1e9;
+  }
+
+  /** How many keys the queue holds state for. */
+  int stateCount() {
+    return states.size();
+  }
+
+  /** A duration in nanoseconds, saturating at about 292 years instead of overflowing. */
+  static long saturatedNanos(Duration duration) {
+    try {
+      return duration.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE / 2;
+    }
+  }
+}

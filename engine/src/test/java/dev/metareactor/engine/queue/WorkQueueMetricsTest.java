@@ -1,0 +1,126 @@
+package dev.metareactor.engine.queue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.test.scheduler.VirtualTimeScheduler;
+
+/** The {@code workqueue_*} meters of {@link KeyedWorkQueue}, driven in virtual time. */
+class WorkQueueMetricsTest {
+
+  private static final Tags TAGS = Tags.of("name", "CompositeController-web", "controller", "web");
+
+  private final VirtualTimeScheduler time = VirtualTimeScheduler.create();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+  @AfterEach
+  void stopTime() {
+    time.dispose();
+  }
+
+  private KeyedWorkQueue<String> queue() {
+    return new KeyedWorkQueue<>(WorkQueueOptions.of("CompositeController-web", "web", 2), time,
+        () -> time.now(TimeUnit.NANOSECONDS), registry);
+  }
+
+  private double gauge(String name) {
+    return registry.get(name).tags(TAGS).gauge().value();
+  }
+
+  private Timer timer(String name) {
+    return registry.get(name).tags(TAGS).timer();
+  }
+
+  @Test
+  void metersHaveClientGoNamesUnitsAndTags() {
+    queue();
+
+    // a registry without native histograms (this one) adds a "<timer>.histogram" gauge per bucket
+    assertThat(registry.getMeters()).extracting(meter -> meter.getId().getName())
+        .filteredOn(name -> !name.endsWith(".histogram")).containsExactlyInAnyOrder(
+        "workqueue.adds", "workqueue.retries", "workqueue.queue.duration", "workqueue.work.duration",
+        "workqueue.depth", "workqueue.unfinished.work", "workqueue.longest.running.processor");
+    for (Meter meter : registry.getMeters()) {
+      assertThat(meter.getId().getTags()).containsAll(TAGS);
+    }
+    assertThat(registry.get("workqueue.adds").counter().getId().getType()).isEqualTo(Meter.Type.COUNTER);
+    assertThat(registry.get("workqueue.unfinished.work").gauge().getId().getBaseUnit()).isEqualTo("seconds");
+    assertThat(registry.get("workqueue.longest.running.processor").gauge().getId().getBaseUnit())
+        .isEqualTo("seconds");
+    assertThat(registry.get("workqueue.depth").gauge().getId().getBaseUnit()).isNull();
+  }
+
+  @Test
+  void timersAreHistogramsWithClientGoBuckets() {
+    KeyedWorkQueue<String> queue = queue();
+    queue.process(key -> Mono.delay(Duration.ofMillis(50), time).thenReturn(Outcome.success())).subscribe();
+    queue.add("a");
+    time.advanceTimeBy(Duration.ofSeconds(1));
+
+    CountAtBucket[] buckets = timer("workqueue.work.duration").takeSnapshot().histogramCounts();
+    assertThat(buckets).extracting(bucket -> bucket.bucket(TimeUnit.NANOSECONDS))
+        .containsExactly(1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12);
+    assertThat(Arrays.stream(buckets).filter(bucket -> bucket.bucket(TimeUnit.MILLISECONDS) >= 100))
+        .allSatisfy(bucket -> assertThat(bucket.count()).isEqualTo(1));
+    assertThat(Arrays.stream(buckets).filter(bucket -> bucket.bucket(TimeUnit.MILLISECONDS) < 100))
+        .allSatisfy(bucket -> assertThat(bucket.count()).isZero());
+  }
+
+  @Test
+  void countersGaugesAndTimersFollowTheWork() {
+    KeyedWorkQueue<String> queue = queue();
+    queue.add("a");
+    queue.add("a");
+    queue.add("b");
+    queue.add("c");
+    queue.addAfter("d", Duration.ofSeconds(100));
+    assertThat(registry.get("workqueue.adds").counter().count()).isEqualTo(3);
+    assertThat(registry.get("workqueue.retries").counter().count()).isEqualTo(1);
+    assertThat(gauge("workqueue.depth")).isEqualTo(3);
+
+    time.advanceTimeBy(Duration.ofSeconds(3));
+    queue.process(key -> Mono.delay(Duration.ofSeconds(10), time).thenReturn(Outcome.success())).subscribe();
+    assertThat(gauge("workqueue.depth")).as("c waits for a worker").isEqualTo(1);
+    assertThat(timer("workqueue.queue.duration").count()).isEqualTo(2);
+    assertThat(timer("workqueue.queue.duration").totalTime(TimeUnit.SECONDS)).isEqualTo(6);
+
+    time.advanceTimeBy(Duration.ofSeconds(4));
+    assertThat(gauge("workqueue.unfinished.work")).isEqualTo(8);
+    assertThat(gauge("workqueue.longest.running.processor")).isEqualTo(4);
+
+    time.advanceTimeBy(Duration.ofSeconds(6));
+    assertThat(gauge("workqueue.depth")).isZero();
+    assertThat(timer("workqueue.queue.duration").max(TimeUnit.SECONDS)).as("c waited 3s + 10s").isEqualTo(13);
+    assertThat(gauge("workqueue.longest.running.processor")).isZero();
+    assertThat(timer("workqueue.work.duration").count()).isEqualTo(2);
+    assertThat(timer("workqueue.work.duration").totalTime(TimeUnit.SECONDS)).isEqualTo(20);
+  }
+
+  @Test
+  void aNewQueueWithTheSameNameTakesTheGaugesOverAndTheLastOneRemovesEverything() {
+    KeyedWorkQueue<String> old = queue();
+    old.add("x");
+    KeyedWorkQueue<String> replacement = queue();
+    replacement.add("y");
+    replacement.add("z");
+    assertThat(gauge("workqueue.depth")).isEqualTo(2);
+    assertThat(registry.get("workqueue.adds").counter().count()).as("shared counter").isEqualTo(3);
+
+    old.shutDown(Duration.ZERO).block();
+    assertThat(gauge("workqueue.depth")).as("the old queue left the new one's gauges").isEqualTo(2);
+    assertThat(registry.get("workqueue.adds").counter().count()).isEqualTo(3);
+
+    replacement.shutDown(Duration.ZERO).block();
+    assertThat(registry.getMeters()).isEmpty();
+  }
+}
