@@ -97,10 +97,13 @@ public final class Hook {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(root, "root");
     return Mono.defer(() -> {
-      byte[] body = json.writeValueAsBytes(request);
       AtomicInteger attempts = new AtomicInteger();
-      return Mono.defer(() -> attempt(body, root, attempts.incrementAndGet()))
-          .transformDeferred(RetryOperator.of(retry))
+      // Serialized inside the breaker: a call the open breaker refuses costs no serialization.
+      return Mono.defer(() -> {
+            byte[] body = json.writeValueAsBytes(request);
+            return Mono.defer(() -> attempt(body, root, attempts.incrementAndGet()))
+                .transformDeferred(RetryOperator.of(retry));
+          })
           .timeout(spec.timeout(), Mono.error(this::timedOut))
           .transformDeferred(CircuitBreakerOperator.of(breaker))
           .onErrorMap(error -> inContext(error, attempts.get()));
