@@ -93,7 +93,8 @@ public final class HookClient implements AutoCloseable {
 
   /**
    * Prepares a hook: builds its TLS context (for {@code https} endpoints), its headers and its meters. Call it when
-   * a controller starts, not per call. Hooks with the same endpoint share its circuit breaker.
+   * a controller starts, not per call, and not on an event loop: reading PEM and building the TLS context takes a
+   * few milliseconds. Hooks with the same endpoint share its circuit breaker.
    *
    * @throws InvalidWebhookException when the TLS materials cannot be used
    */
@@ -112,10 +113,6 @@ public final class HookClient implements AutoCloseable {
     HookMetrics hookMetrics = metrics.computeIfAbsent(new MetricsKey(identity, spec.endpoint()),
         key -> new HookMetrics(meters, key.identity(), key.endpoint()));
     return new Hook(spec, identity, client, json, hookMetrics, resilience, etags, options.maxResponseBytes(), clock);
-  }
-
-  public HookClientOptions options() {
-    return options;
   }
 
   /** Closes the connection pools. Calls still in flight fail. Non-blocking. */

@@ -42,12 +42,11 @@ final class TransportErrors {
   }
 
   private static <T extends Throwable> @Nullable T find(Throwable error, Class<T> type) {
-    for (Throwable t = error; t != null; t = t.getCause()) {
+    // Bounded: a cause chain can loop.
+    Throwable t = error;
+    for (int depth = 0; t != null && depth < 16; depth++, t = t.getCause()) {
       if (type.isInstance(t)) {
         return type.cast(t);
-      }
-      if (t.getCause() == t) {
-        break;
       }
     }
     return null;
