@@ -164,6 +164,21 @@ class HookClientTest extends ScriptedHookTest {
   }
 
   @Test
+  void theTimeoutBoundsRetriesAndBackoffToo() {
+    // Three attempts need two waits of 300 ms: more than the 500 ms the hook may take.
+    useOptions(options(HookClientOptions.Pool.DEFAULTS,
+        new HookClientOptions.RetryOptions(3, Duration.ofMillis(300), 1.0, 0.0, Duration.ofMillis(300)),
+        HookClientOptions.DEFAULTS.maxResponseBytes(), Duration.ZERO));
+    Hook hook = hook(spec -> spec.withTimeout(Duration.ofMillis(500)), status(503, "unavailable"));
+
+    HookCallException failure = fail(hook.call(request(), ROOT));
+
+    assertThat(failure.reason()).isEqualTo(Reason.TIMEOUT);
+    assertThat(failure.detail()).isEqualTo("timed out after 500ms");
+    assertThat(failure.attempts()).isBetween(1, 2);
+  }
+
+  @Test
   void aReadTimeoutIsRetried() {
     useOptions(options(HookClientOptions.Pool.DEFAULTS, FAST_RETRIES,
         HookClientOptions.DEFAULTS.maxResponseBytes(), Duration.ofMillis(200)));
