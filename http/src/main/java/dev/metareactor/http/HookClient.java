@@ -59,6 +59,8 @@ public final class HookClient implements AutoCloseable {
         // A pool per hook host that ever existed would otherwise stay for the life of the process.
         .disposeInactivePoolsInBackground(Duration.ofMinutes(5), Duration.ofMinutes(10))
         .build();
+    // Reactor Netty's own single resend when a pooled connection turns out closed before the request got out is
+    // kept (the default): hooks are idempotent, and that race with a server's keep-alive timeout is not a failure.
     HttpClient client = HttpClient.create(connections)
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
             pool.connectTimeout().toMillis()))
