@@ -56,10 +56,17 @@ live_pid() {
   IFS= read -r -d '' argv0 < "/proc/$pid/cmdline" 2>/dev/null || return 1
   [[ $argv0 == "$exe" ]] || return 1
   # A zombie (exited, not yet reaped) is not running.
-  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
-  stat=${stat##*) }
-  [[ ${stat:0:1} != Z ]] || return 1
+  stat=$(proc_state "$pid") || return 1
+  [[ $stat != Z ]] || return 1
   echo "$pid"
+}
+
+# The one-letter state of a process (R, S, Z, ...); fails if it is gone.
+proc_state() {
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }
+  echo "${s:0:1}"
 }
 
 stop_component() {
@@ -194,6 +201,8 @@ fail() {
     printf 'local-cluster: ---- last 40 lines of %s ----\n' "$logf" >&2
     tail -n 40 "$logf" >&2
     printf 'local-cluster: ---- end of %s ----\n' "$logf" >&2
+  else
+    printf 'local-cluster: %s wrote nothing to %s\n' "$c" "$logf" >&2
   fi
   exit 1   # on_up_exit cleans up
 }
@@ -206,8 +215,21 @@ start_component() { # NAME BINARY ARGS...
   # and the caller's pipes are not inherited, so whoever reads our stdout
   # sees EOF when this script exits.
   setsid "$exe" "$@" </dev/null >>"$STATE_DIR/logs/$c.log" 2>&1 9>&- &
-  echo "$! $exe" > "$(pid_file "$c")"
-  log "started $c (pid $!)"
+  local pid=$! i
+  echo "$pid $exe" > "$(pid_file "$c")"
+  # $! is the forked subshell, which execs setsid, which execs the binary.
+  # Until that lands, /proc/$pid/cmdline still says bash or setsid and
+  # live_pid would call the component dead (seen on a loaded machine: "etcd
+  # exited" with an empty log), so wait for the exec or for a real exit.
+  for (( i = 0; i < 200; i++ )); do
+    live_pid "$c" >/dev/null && break
+    if [[ $(proc_state "$pid" || echo gone) == @(Z|gone) ]]; then
+      fail "$c" "$c (pid $pid) exited right after it was started"
+    fi
+    sleep 0.05
+  done
+  live_pid "$c" >/dev/null || fail "$c" "$c (pid $pid) did not exec $exe within 10s"
+  log "started $c (pid $pid)"
 }
 
 # wait_until COMPONENT DESCRIPTION COMMAND...: polls COMMAND until it succeeds;
