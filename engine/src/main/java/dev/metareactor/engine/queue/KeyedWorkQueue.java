@@ -636,6 +636,14 @@ public final class KeyedWorkQueue<K> {
     }
   }
 
+  /**
+   * Whether no key is waiting to run or running (delayed adds and backoffs do not count). Cheap; for readiness
+   * checks ("everything seen so far has been handled once").
+   */
+  public boolean isQuiet() {
+    return depth.sum() == 0 && running.isEmpty();
+  }
+
   // ---- gauges and test accessors
 
   double depth() {

@@ -143,6 +143,25 @@ class KeyedWorkQueueTest {
   }
 
   @Test
+  void isQuietOnlyWhenNothingWaitsOrRunsWhileDelayedAddsDoNotCount() {
+    KeyedWorkQueue<String> queue = queue(1);
+    assertThat(queue.isQuiet()).isTrue();
+    queue.add("a");
+    assertThat(queue.isQuiet()).as("a waits").isFalse();
+
+    ManualSync sync = running(queue, new ManualSync());
+    assertThat(sync.started).containsExactly("a");
+    assertThat(queue.isQuiet()).as("a runs").isFalse();
+    sync.finish("a", Outcome.resyncAfter(Duration.ofSeconds(5)));
+    assertThat(queue.isQuiet()).as("only a delayed add is pending").isTrue();
+
+    advance(Duration.ofSeconds(5));
+    assertThat(queue.isQuiet()).as("the delayed add fired and runs").isFalse();
+    sync.succeed("a");
+    assertThat(queue.isQuiet()).isTrue();
+  }
+
+  @Test
   void keysRunInTheOrderTheyFirstStartedWaiting() {
     KeyedWorkQueue<String> queue = queue(1);
     for (String key : List.of("c", "a", "b", "a", "c")) {
