@@ -94,7 +94,7 @@ final class CompositeRouter {
         && after.getDeletionTimestamp() == null;
   }
 
-  private ParentKey keyOf(ObjectMeta meta) {
+  ParentKey keyOf(ObjectMeta meta) {
     return new ParentKey(parentResource.namespaced() ? Objects.requireNonNullElse(meta.getNamespace(), "") : "",
         meta.getName());
   }

@@ -1,0 +1,335 @@
+package dev.metareactor.engine.controller.composite;
+
+import dev.metareactor.engine.api.ChildResourceRule;
+import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.api.HookSpec;
+import dev.metareactor.engine.api.InvalidControllerException;
+import dev.metareactor.engine.api.ResourceRule;
+import dev.metareactor.engine.controller.ChildType;
+import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.HookCaller;
+import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.RetryAfterException;
+import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.discovery.ResourceMap;
+import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.hook.WebhookCaller;
+import dev.metareactor.engine.host.ControllerContext;
+import dev.metareactor.engine.host.ControllerKind;
+import dev.metareactor.engine.host.HostedController;
+import dev.metareactor.engine.informer.InformerLease;
+import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.queue.KeyedWorkQueue;
+import dev.metareactor.engine.queue.Outcome;
+import dev.metareactor.engine.queue.WorkQueueOptions;
+import dev.metareactor.http.HookIdentity;
+import dev.metareactor.http.InvalidWebhookException;
+import dev.metareactor.http.WebhookSpec;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One hosted CompositeController: the parent and child informers, the router that turns their events into parent
+ * keys, the keyed work queue with {@code --workers} workers, and the sync each worker runs.
+ *
+ * <p>Starting waits for API discovery to serve the parent and every child resource, so a controller for a CRD
+ * that is installed later starts by itself (with one {@code CreateError} Warning saying what it waits for). Then it
+ * takes the informers, waits until their caches are filled, and starts its workers; only then does it count as
+ * running.
+ *
+ * <p>A sync that fails records a Warning {@code SyncError} Event on the parent ({@code Sync error: ...}, rate-limited
+ * per object by {@code --events-qps}/{@code --events-burst}) and backs the parent off; a hook that answers 429 is
+ * asked again after its {@code Retry-After} without an Event.
+ */
+public final class CompositeController implements HostedController {
+
+  /** The controller objects' kind. */
+  public static final String KIND = "CompositeController";
+
+  private static final Logger LOG = LoggerFactory.getLogger(CompositeController.class);
+  private static final Duration SYNC_POLL = Duration.ofMillis(50);
+  private static final Duration MIN_RESYNC_PERIOD = Duration.ofSeconds(1);
+
+  /** How the engine hosts CompositeController objects. */
+  public static ControllerKind kind() {
+    return new ControllerKind(KIND, "metacontroller.k8s.io/v1alpha1", "compositecontrollers",
+        "composite-metacontroller", CompositeController::create);
+  }
+
+  private final GenericKubernetesResource controllerObject;
+  private final ObjectNode controllerJson;
+  private final CompositeControllerSpec spec;
+  private final Optional<WebhookSpec> syncWebhook;
+  private final ControllerContext context;
+
+  private volatile Phase phase = Phase.NEW;
+  /** Guards everything below: start and stop may race (a spec change while the controller still starts). */
+  private final Object lifecycle = new Object();
+  private boolean stopped;
+  private final List<InformerLease> leases = new ArrayList<>();
+  private final List<Disposable> subscriptions = new ArrayList<>();
+  private KeyedWorkQueue<ParentKey> queue;
+  private InformerLease parents;
+  private CompositeRouter router;
+  private CompositeSync sync;
+  private Disposable workers;
+
+  private CompositeController(GenericKubernetesResource controllerObject, ObjectNode controllerJson,
+      CompositeControllerSpec spec, Optional<WebhookSpec> syncWebhook, ControllerContext context) {
+    this.controllerObject = controllerObject;
+    this.controllerJson = controllerJson;
+    this.spec = spec;
+    this.syncWebhook = syncWebhook;
+    this.context = context;
+  }
+
+  /**
+   * Parses and validates a CompositeController object.
+   *
+   * @throws InvalidControllerException naming the field that is wrong
+   */
+  static CompositeController create(GenericKubernetesResource object, ControllerContext context) {
+    ObjectNode json = context.json().convertValue(object, ObjectNode.class);
+    CompositeControllerSpec spec = CompositeControllerSpec.parse(json);
+    Optional<WebhookSpec> sync = spec.syncHook().map(hook -> webhook(hook, "spec.hooks.sync.webhook"));
+    return new CompositeController(object, json, spec, sync, context);
+  }
+
+  private static WebhookSpec webhook(HookSpec hook, String field) {
+    try {
+      return WebhookSpec.fromJson(hook.webhook());
+    } catch (InvalidWebhookException e) {
+      throw new InvalidControllerException(field + ": " + e.getMessage());
+    }
+  }
+
+  public String name() {
+    return spec.name();
+  }
+
+  @Override
+  public Phase phase() {
+    return phase;
+  }
+
+  @Override
+  public Mono<Void> start() {
+    return Mono.defer(() -> {
+      List<ResourceRule> rules = new ArrayList<>();
+      rules.add(spec.parent());
+      spec.children().forEach(child -> rules.add(child.resource()));
+      phase = Phase.SYNCING;
+      AtomicBoolean warned = new AtomicBoolean();
+      return context.discovery().snapshots()
+          .doOnNext(map -> {
+            List<ResourceRule> missing = rules.stream().filter(rule -> lookup(map, rule).isEmpty()).toList();
+            if (!missing.isEmpty()) {
+              phase = Phase.WAITING_FOR_RESOURCES;
+              if (warned.compareAndSet(false, true)) {
+                reportMissing(missing);
+              }
+            }
+          })
+          .filter(map -> rules.stream().allMatch(rule -> lookup(map, rule).isPresent()))
+          .next()
+          .map(map -> rules.stream().map(rule -> lookup(map, rule).orElseThrow()).toList())
+          .publishOn(Schedulers.boundedElastic())
+          .flatMap(resources -> begin(resources) ? awaitSynced().then(Mono.fromRunnable(this::run)) : Mono.empty());
+    }).then();
+  }
+
+  private static Optional<ApiResource> lookup(ResourceMap map, ResourceRule rule) {
+    return map.byResource(rule.apiVersion(), rule.resource());
+  }
+
+  private void reportMissing(List<ResourceRule> missing) {
+    ResourceRule first = missing.get(0);
+    String message = "discovery: can't find resource " + first.resource() + " in apiVersion " + first.apiVersion()
+        + (missing.size() > 1 ? " (and " + (missing.size() - 1) + " more)" : "")
+        + "; the controller starts when it is served";
+    LOG.warn("{} {}: {}", KIND, name(), message);
+    context.events().record(controllerObject, EventRecorder.Type.Warning, "CreateError",
+        "Cannot create new controller: " + message);
+  }
+
+  /**
+   * Takes the informers and wires events to the queue. Returns {@code false} if the controller was stopped
+   * meanwhile.
+   */
+  private boolean begin(List<ApiResource> resources) {
+    synchronized (lifecycle) {
+      if (stopped) {
+        return false;
+      }
+      try {
+        ApiResource parentResource = resources.get(0);
+        parents = acquire(parentResource);
+        List<ChildType> childTypes = new ArrayList<>();
+        for (int i = 0; i < spec.children().size(); i++) {
+          ChildResourceRule rule = spec.children().get(i);
+          ApiResource resource = resources.get(i + 1);
+          childTypes.add(new ChildType(resource, acquire(resource), rule.updateMethod()));
+        }
+        queue = KeyedWorkQueue.create(WorkQueueOptions.of(KIND + "-" + name(), name(), context.options()),
+            context.meters());
+        router = new CompositeRouter(spec, parentResource, parents, queue::add);
+        sync = new CompositeSync(spec, controllerJson, parentResource, parents, childTypes, syncHook(),
+            new ChildrenManager(context.api(), context.json()), context.api(), context.json(),
+            router::responsibleFor);
+        subscriptions.add(parents.events().subscribe(guarded("parent", router::onParentEvent)));
+        for (ChildType type : childTypes) {
+          subscriptions.add(type.informer().events().subscribe(guarded("child", router::onChildEvent)));
+        }
+        return true;
+      } catch (RuntimeException e) {
+        release();
+        throw e;
+      }
+    }
+  }
+
+  private InformerLease acquire(ApiResource resource) {
+    InformerLease lease = context.informers().acquire(resource);
+    leases.add(lease);
+    return lease;
+  }
+
+  private HookCaller syncHook() {
+    if (syncWebhook.isEmpty()) {
+      String problem = "sync hook not defined for " + KIND + " " + name();
+      return (request, root) -> Mono.error(new IllegalStateException(problem));
+    }
+    return new WebhookCaller(context.hooks().hook(syncWebhook.get(), new HookIdentity("sync", name(), KIND)),
+        Schedulers.parallel());
+  }
+
+  /** An informer callback that can never end the event stream: a router bug is logged, not fatal. */
+  private Consumer<ObjectEvent> guarded(String what, Consumer<ObjectEvent> route) {
+    return event -> {
+      try {
+        route.accept(event);
+      } catch (RuntimeException e) {
+        LOG.error("{} {}: routing a {} event of {} failed", KIND, name(), what, describe(event.object()), e);
+      }
+    };
+  }
+
+  private Mono<Void> awaitSynced() {
+    return Flux.interval(Duration.ZERO, SYNC_POLL)
+        .filter(tick -> leases.stream().allMatch(InformerLease::hasSynced))
+        .next()
+        .then();
+  }
+
+  private void run() {
+    synchronized (lifecycle) {
+      if (stopped) {
+        return;
+      }
+      workers = queue.process(this::syncOnce).subscribe();
+      if (spec.resyncPeriodSeconds() > 0) {
+        Duration period = Duration.ofSeconds(spec.resyncPeriodSeconds());
+        period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
+        subscriptions.add(Flux.interval(period, period).subscribe(tick -> resyncAll()));
+      }
+      phase = Phase.RUNNING;
+    }
+  }
+
+  /** {@code resyncPeriodSeconds}: every parent this controller is responsible for is synced again. */
+  private void resyncAll() {
+    for (GenericKubernetesResource parent : parents.list()) {
+      if (router.responsibleFor(parent)) {
+        queue.add(router.keyOf(parent.getMetadata()));
+      }
+    }
+  }
+
+  /** One run of one parent; whatever happens ends in an outcome for the queue, never in an error. */
+  private Mono<Outcome> syncOnce(ParentKey key) {
+    return Mono.defer(() -> sync.sync(key))
+        .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
+        .onErrorResume(RetryAfterException.class, e -> {
+          LOG.debug("{} {}: hook asked to retry {} after {}", KIND, name(), key, e.delay());
+          return Mono.just(Outcome.retryAfter(e.delay()));
+        })
+        .onErrorResume(e -> {
+          reportSyncError(key, e);
+          return Mono.just(Outcome.failed());
+        });
+  }
+
+  private void reportSyncError(ParentKey key, Throwable error) {
+    String message = error.getMessage() == null ? error.getClass().getName() : error.getMessage();
+    LOG.warn("{} {}: sync of {} {} failed: {}", KIND, name(), spec.parent().resource(), key, message);
+    LOG.debug("{} {}: sync of {} failed", KIND, name(), key, error);
+    parents.get(key.namespace(), key.name()).ifPresent(parent ->
+        context.events().record(parent, EventRecorder.Type.Warning, "SyncError", "Sync error: " + message));
+  }
+
+  @Override
+  public Mono<Void> stop(Duration drainTimeout) {
+    Objects.requireNonNull(drainTimeout, "drainTimeout");
+    return Mono.defer(() -> {
+      KeyedWorkQueue<ParentKey> draining;
+      synchronized (lifecycle) {
+        if (stopped) {
+          return Mono.empty();
+        }
+        stopped = true;
+        phase = Phase.STOPPED;
+        subscriptions.forEach(Disposable::dispose);
+        subscriptions.clear();
+        draining = queue;
+      }
+      Mono<Boolean> drained = draining == null ? Mono.just(true) : draining.shutDown(drainTimeout);
+      return drained
+          .doOnNext(done -> {
+            if (!done) {
+              LOG.warn("{} {}: syncs still running after {} were cancelled", KIND, name(), drainTimeout);
+            }
+          })
+          .doFinally(signal -> {
+            synchronized (lifecycle) {
+              release();
+            }
+          })
+          .then();
+    });
+  }
+
+  /** Gives back the informers and ends the workers; under the lifecycle lock. */
+  private void release() {
+    subscriptions.forEach(Disposable::dispose);
+    subscriptions.clear();
+    if (workers != null) {
+      workers.dispose();
+    }
+    leases.forEach(InformerLease::close);
+    leases.clear();
+  }
+
+  private static String describe(GenericKubernetesResource object) {
+    String namespace = object.getMetadata().getNamespace();
+    return object.getKind() + " " + (namespace == null || namespace.isEmpty() ? "" : namespace + "/")
+        + object.getMetadata().getName();
+  }
+
+  @Override
+  public String toString() {
+    return KIND + " " + name();
+  }
+}

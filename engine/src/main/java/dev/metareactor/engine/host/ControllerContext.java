@@ -1,0 +1,46 @@
+package dev.metareactor.engine.host;
+
+import dev.metareactor.engine.config.EngineOptions;
+import dev.metareactor.engine.discovery.Discovery;
+import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.informer.SharedInformers;
+import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.http.HookClient;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Objects;
+
+/**
+ * The process-wide services every hosted controller is built from. One instance per engine; the services are
+ * shared, so controllers never own (or close) them.
+ *
+ * @param options the engine's options ({@code --workers}, retry settings, intervals)
+ * @param discovery API discovery: resolves the resources a controller names, waiting for ones not served yet
+ * @param informers the shared, reference-counted informers
+ * @param api every API write (and the rare uncached read) goes through it
+ * @param events Kubernetes Events on controller objects and parents
+ * @param hooks the hook client
+ * @param meters where queue and hook metrics go
+ * @param json fabric8's (Jackson 3) serialization, to move objects between fabric8's model and JSON trees
+ */
+public record ControllerContext(
+    EngineOptions options,
+    Discovery discovery,
+    SharedInformers informers,
+    ApiWriter api,
+    EventRecorder events,
+    HookClient hooks,
+    MeterRegistry meters,
+    KubernetesSerialization json) {
+
+  public ControllerContext {
+    Objects.requireNonNull(options, "options");
+    Objects.requireNonNull(discovery, "discovery");
+    Objects.requireNonNull(informers, "informers");
+    Objects.requireNonNull(api, "api");
+    Objects.requireNonNull(events, "events");
+    Objects.requireNonNull(hooks, "hooks");
+    Objects.requireNonNull(meters, "meters");
+    Objects.requireNonNull(json, "json");
+  }
+}
