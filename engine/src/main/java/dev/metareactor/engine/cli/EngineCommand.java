@@ -12,6 +12,8 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -32,6 +34,8 @@ import picocli.CommandLine.Option;
         + "MapController objects, a drop-in replacement for Metacontroller.",
     versionProvider = EngineCommand.Version.class)
 public final class EngineCommand implements Callable<Integer> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EngineCommand.class);
 
   /** Exit code for a bad command line, as picocli and Go's flag package use. */
   public static final int USAGE_ERROR = 2;
@@ -172,7 +176,27 @@ public final class EngineCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    return runner.apply(toOptions());
+    EngineOptions options = toOptions();
+    if (!pprofAddress.isBlank() && !pprofAddress.strip().equals("0")) {
+      LOG.warn("--pprof-address={} is ignored: Go's pprof does not exist on the JVM; use JDK Flight Recorder "
+          + "(jcmd <pid> JFR.start) instead", pprofAddress);
+    }
+    return runner.apply(options);
+  }
+
+  /**
+   * Parses flags into validated options, as the command line does, for tests and for embedding the engine.
+   *
+   * @throws IllegalArgumentException naming the flag when a value is invalid
+   */
+  public static EngineOptions parse(String... args) {
+    EngineCommand command = new EngineCommand(options -> 0);
+    try {
+      new CommandLine(command).parseArgs(args);
+    } catch (CommandLine.ParameterException e) {
+      throw new IllegalArgumentException(oneLine(e.getMessage()), e);
+    }
+    return command.toOptions();
   }
 
   /**
@@ -198,11 +222,6 @@ public final class EngineCommand implements Callable<Integer> {
         new RetrySettings(retryBaseDelay, retryMaxDelay, new RateLimit(retryQps, retryBurst)),
         apiConcurrency,
         shutdownTimeout);
-  }
-
-  /** The pprof flag, for the warning the engine logs when it is set. */
-  String pprofAddress() {
-    return pprofAddress;
   }
 
   /**

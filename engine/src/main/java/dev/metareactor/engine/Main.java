@@ -1,0 +1,56 @@
+package dev.metareactor.engine;
+
+import dev.metareactor.engine.cli.EngineCommand;
+import dev.metareactor.engine.config.EngineOptions;
+import dev.metareactor.engine.server.Engine;
+import dev.metareactor.engine.server.LogConfiguration;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
+
+/**
+ * {@code java -jar metareactor.jar [flags]}: parses the flags, runs the engine until SIGTERM or SIGINT, then shuts
+ * down gracefully.
+ *
+ * <p>Exit codes: 0 after a signal-initiated shutdown, 1 when the engine cannot start or must stop (the API server
+ * never answered, the leader lease was lost), 2 for a bad command line.
+ */
+public final class Main {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+  /** Exit code when the engine cannot start or had to stop. */
+  static final int FAILED = 1;
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+    PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
+    System.exit(EngineCommand.execute(args, Main::run, out, err));
+  }
+
+  static int run(EngineOptions options) {
+    LogConfiguration.apply(options.logging());
+    CompletableFuture<String> stop = new CompletableFuture<>();
+    // Handled signals instead of a shutdown hook: a hook cannot choose the exit code (the JVM exits 143 after
+    // SIGTERM), and Kubernetes, systemd and the quick start treat a clean stop as exit 0.
+    for (String signal : new String[] {"TERM", "INT"}) {
+      Signal.handle(new Signal(signal), received -> stop.complete("SIG" + received.getName()));
+    }
+    Engine engine;
+    try {
+      engine = Engine.start(options);
+    } catch (RuntimeException e) {
+      LOG.error("cannot start: {}", e.getMessage(), e);
+      return FAILED;
+    }
+    engine.fatalError().thenAccept(reason -> stop.complete("fatal: " + reason));
+    String reason = stop.join();
+    LOG.info("stopping ({})", reason);
+    engine.close();
+    return reason.startsWith("fatal: ") ? FAILED : 0;
+  }
+}

@@ -1,0 +1,252 @@
+package dev.metareactor.engine.server;
+
+import dev.metareactor.engine.config.ApplyStrategy;
+import dev.metareactor.engine.config.EngineOptions;
+import dev.metareactor.engine.config.ListenAddress;
+import dev.metareactor.engine.controller.composite.CompositeController;
+import dev.metareactor.engine.discovery.Discovery;
+import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.host.ControllerContext;
+import dev.metareactor.engine.host.ControllerHost;
+import dev.metareactor.engine.informer.SharedInformers;
+import dev.metareactor.engine.kube.ApiServerCheck;
+import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.KubeClientFactory;
+import dev.metareactor.engine.selector.LabelSelector;
+import dev.metareactor.http.HookClient;
+import dev.metareactor.http.HookClientOptions;
+import dev.metareactor.http.ManagementServer;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The running engine: one Kubernetes client, discovery, the shared informers, the rate-limited API writer, the
+ * event recorder, the hook client, the management server ({@code /metrics}, {@code /healthz}, {@code /readyz}) and
+ * one {@link ControllerHost} per kind of controller object.
+ *
+ * <p>{@link #start} returns once the management server is bound and hosting has begun; readiness
+ * ({@link #isReady()}, {@code /readyz}) follows when discovery and every hosted controller's informers have synced.
+ * {@link #close()} shuts down gracefully: {@code /readyz} turns 503, hosted controllers stop routing and drain
+ * their in-flight syncs for at most {@code --shutdown-timeout}, the lease (if any) is released, and everything
+ * else is closed.
+ */
+public final class Engine implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+  private static final Duration MANAGEMENT_GRACE = Duration.ofSeconds(5);
+
+  private final EngineOptions options;
+  private final PrometheusMeterRegistry meters;
+  private final Discovery discovery;
+  private final List<ControllerHost> hosts;
+  private final Optional<LeaderElection> leaderElection;
+  private final ManagementServer management;
+  /** What {@link #close()} closes after the hosts, in reverse order of creation. */
+  private final Deque<AutoCloseable> resources;
+  private final CompletableFuture<String> fatal = new CompletableFuture<>();
+  private volatile boolean leading;
+  private volatile boolean closing;
+
+  private Engine(EngineOptions options, KubernetesClient client, Deque<AutoCloseable> resources) {
+    this.options = options;
+    this.resources = resources;
+    this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    resources.push(meters::close);
+    bindProcessMetrics();
+
+    String identity = identity();
+    this.discovery = new Discovery(client, options.discoveryInterval(), Schedulers.boundedElastic());
+    resources.push(discovery);
+    SharedInformers informers = new SharedInformers(client, options.cacheFlushInterval());
+    resources.push(informers);
+    ApiWriter api = new ApiWriter(client, options.apiRate(), options.apiConcurrency(), meters);
+    resources.push(api);
+    HookClient hookClient = HookClient.create(HookClientOptions.DEFAULTS, meters);
+    resources.push(hookClient);
+    EventRecorder events = new EventRecorder(api, options.eventRate(), Clock.systemUTC(), identity);
+    ControllerContext context = new ControllerContext(options, discovery, informers, api, events, hookClient,
+        meters, client.getKubernetesSerialization());
+    LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
+    this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target));
+    this.leaderElection = options.leaderElection().enabled()
+        ? Optional.of(new LeaderElection(client, options.leaderElection(), identity))
+        : Optional.empty();
+    this.management = ManagementServer.start(new ManagementServer.Options(
+        socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady);
+    resources.push(() -> management.shutdown(MANAGEMENT_GRACE));
+
+    discovery.start();
+    leaderElection.ifPresentOrElse(
+        election -> election.start(this::lead, () -> fatal("lost the leader lease")),
+        this::lead);
+  }
+
+  /**
+   * Connects to the API server (retrying as upstream: 6 attempts, 5 s apart), then starts the engine. Blocks
+   * until the management server is bound; call it from the main thread.
+   *
+   * @throws IllegalArgumentException for options the engine cannot run with
+   * @throws IllegalStateException when the API server does not answer
+   */
+  public static Engine start(EngineOptions options) {
+    Objects.requireNonNull(options, "options");
+    if (options.applyStrategy() == ApplyStrategy.SERVER_SIDE_APPLY) {
+      throw new IllegalArgumentException("--apply-strategy=server-side-apply is not supported yet; use "
+          + ApplyStrategy.DYNAMIC_APPLY.flagValue() + " (the default)");
+    }
+    KubernetesClient client = KubeClientFactory.create(options);
+    Deque<AutoCloseable> resources = new ArrayDeque<>();
+    resources.push(client);
+    try {
+      ApiServerCheck.standard().await(client);
+      return new Engine(options, client, resources);
+    } catch (RuntimeException e) {
+      closeAll(resources);
+      throw e;
+    }
+  }
+
+  private void lead() {
+    if (closing) {
+      return;
+    }
+    leading = true;
+    hosts.forEach(ControllerHost::start);
+  }
+
+  private void fatal(String reason) {
+    if (!closing) {
+      fatal.complete(reason);
+    }
+  }
+
+  /**
+   * Ready when discovery has synced and, if this replica hosts controllers (it holds the lease, or leader
+   * election is off), every host has handled its controller objects and every runnable controller's informers
+   * have synced. A standby replica is ready: it is healthy and waiting for the lease. Cheap and non-blocking.
+   */
+  public boolean isReady() {
+    if (closing || !discovery.hasSynced()) {
+      return false;
+    }
+    if (!leading) {
+      return leaderElection.isPresent();
+    }
+    for (ControllerHost host : hosts) {
+      if (!host.isReady()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Completes with a reason when the engine cannot go on and the process must end (a lost lease). */
+  public CompletableFuture<String> fatalError() {
+    return fatal;
+  }
+
+  /** The registry behind {@code /metrics}. */
+  public MeterRegistry meters() {
+    return meters;
+  }
+
+  /** Where {@code /metrics} is served, if enabled (with the real port when bound to port 0). */
+  public Optional<InetSocketAddress> metricsAddress() {
+    return management.metricsAddress();
+  }
+
+  /** Where {@code /healthz} and {@code /readyz} are served, if enabled. */
+  public Optional<InetSocketAddress> healthAddress() {
+    return management.healthAddress();
+  }
+
+  /** The host of one kind of controller object ({@code CompositeController}, ...). */
+  public Optional<ControllerHost> host(String kind) {
+    return hosts.stream().filter(host -> host.kind().kind().equals(kind)).findFirst();
+  }
+
+  /** Graceful shutdown; blocks for at most about {@code --shutdown-timeout}. Idempotent. */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closing) {
+        return;
+      }
+      closing = true;
+    }
+    LOG.info("shutting down: draining in-flight syncs for at most {}", options.shutdownTimeout());
+    for (ControllerHost host : hosts) {
+      try {
+        host.close();
+      } catch (RuntimeException e) {
+        LOG.warn("stopping the {} host failed", host.kind().kind(), e);
+      }
+    }
+    // Only now give the lease up: a standby must not start writing while this replica still drains.
+    leaderElection.ifPresent(LeaderElection::close);
+    closeAll(resources);
+    LOG.info("shut down");
+  }
+
+  private static void closeAll(Deque<AutoCloseable> resources) {
+    while (!resources.isEmpty()) {
+      AutoCloseable resource = resources.pop();
+      try {
+        resource.close();
+      } catch (Exception e) {
+        LOG.warn("closing {} failed", resource, e);
+      }
+    }
+  }
+
+  private void bindProcessMetrics() {
+    new ClassLoaderMetrics().bindTo(meters);
+    new JvmMemoryMetrics().bindTo(meters);
+    JvmGcMetrics gc = new JvmGcMetrics();
+    gc.bindTo(meters);
+    resources.push(gc);
+    new JvmThreadMetrics().bindTo(meters);
+    new ProcessorMetrics().bindTo(meters);
+    new UptimeMetrics().bindTo(meters);
+  }
+
+  private static Optional<InetSocketAddress> socketAddress(ListenAddress address) {
+    return address.enabled() ? Optional.of(new InetSocketAddress(address.bindHost(), address.port())) : Optional.empty();
+  }
+
+  /** This replica's name in Events and the lease: the host (pod) name and a random suffix, as controller-runtime. */
+  private static String identity() {
+    String host = System.getenv("HOSTNAME");
+    if (host == null || host.isBlank()) {
+      try {
+        host = InetAddress.getLocalHost().getHostName();
+      } catch (UnknownHostException e) {
+        host = "metareactor";
+      }
+    }
+    return host + "_" + UUID.randomUUID();
+  }
+}

@@ -1,0 +1,65 @@
+package dev.metareactor.engine.server;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.JsonEncoder;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.encoder.Encoder;
+import dev.metareactor.engine.config.LogSettings;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Configures Logback from the {@code --zap-*} flags: one appender on stderr (where zap writes), JSON lines or a
+ * human-readable pattern, the chosen level for the engine. Libraries log one level quieter than the engine
+ * (informers, Netty and the Kubernetes client are chatty at debug), except at trace, where everything logs.
+ */
+public final class LogConfiguration {
+
+  private static final List<String> LIBRARIES =
+      List.of("io.fabric8", "io.netty", "reactor", "io.github.resilience4j", "io.micrometer");
+  private static final String VERSION_USAGE_LOGGER = "io.fabric8.kubernetes.client.dsl.internal.VersionUsageUtils";
+  private static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n";
+
+  private LogConfiguration() {}
+
+  /** Replaces whatever configuration Logback loaded; does nothing if SLF4J is not bound to Logback. */
+  public static void apply(LogSettings settings) {
+    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+      return;
+    }
+    context.reset();
+    Encoder<ILoggingEvent> encoder;
+    if (settings.json()) {
+      JsonEncoder json = new JsonEncoder();
+      json.setWithSequenceNumber(false);
+      json.setWithContext(false);
+      encoder = json;
+    } else {
+      PatternLayoutEncoder pattern = new PatternLayoutEncoder();
+      pattern.setPattern(PATTERN);
+      encoder = pattern;
+    }
+    encoder.setContext(context);
+    encoder.start();
+    ConsoleAppender<ILoggingEvent> stderr = new ConsoleAppender<>();
+    stderr.setContext(context);
+    stderr.setName("stderr");
+    stderr.setTarget("System.err");
+    stderr.setEncoder(encoder);
+    stderr.start();
+
+    Level level = Level.toLevel(settings.level(), Level.INFO);
+    ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
+    root.setLevel(level);
+    root.addAppender(stderr);
+    Level libraries = level.isGreaterOrEqual(Level.INFO) ? Level.WARN
+        : level == Level.TRACE ? Level.TRACE : Level.INFO;
+    LIBRARIES.forEach(name -> context.getLogger(name).setLevel(libraries));
+    // fabric8 warns on every informer of a v1alpha1 resource; Metacontroller's own API is v1alpha1.
+    context.getLogger(VERSION_USAGE_LOGGER).setLevel(Level.ERROR);
+  }
+}
