@@ -1,0 +1,350 @@
+package dev.metareactor.engine.controller.composite;
+
+import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.http.HookServer;
+import dev.metareactor.testing.k8s.LocalCluster;
+import dev.metareactor.testing.k8s.LocalKubernetes;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * CompositeController end to end against a real API server: an engine in this JVM, a hook served by a
+ * {@link HookServer}, parents of a CRD made for each test.
+ *
+ * <p>The hook of these tests makes one ConfigMap {@code <parent>-<name>} per entry of the parent's
+ * {@code spec.names}, with {@code data.value} = {@code spec.value}, and answers the status
+ * {@code {children: <desired>, observed: <children it was shown>}}.
+ */
+@LocalKubernetes
+class CompositeControllerIT {
+
+  private LocalCluster cluster;
+  private KubernetesClient client;
+  private EngineUnderTest engine;
+  private ConfigMapHook hook;
+  private HookServer hooks;
+  private ParentCrd parents;
+
+  @BeforeEach
+  void start(LocalCluster cluster) {
+    this.cluster = cluster;
+    this.client = cluster.client();
+    this.hook = new ConfigMapHook();
+    this.hooks = HookServer.builder().route("/sync", hook).start();
+    this.engine = EngineUnderTest.start(cluster);
+  }
+
+  @AfterEach
+  void stop() {
+    engine.close();
+    hooks.close();
+  }
+
+  @Test
+  void syncCreatesChildrenWritesStatusAndUpdatesChildrenInPlace() {
+    parents = ParentCrd.create(cluster, "Web");
+    String controller = controller(parents, "InPlace", hooks.url("/sync"), "");
+    GenericKubernetesResource parent = createParent("web", List.of("a", "b"), "v1");
+
+    ConfigMap a = awaitChild("web-a", "v1");
+    awaitChild("web-b", "v1");
+    OwnerReference ref = a.getMetadata().getOwnerReferences().get(0);
+    assertThat(ref.getUid()).isEqualTo(parent.getMetadata().getUid());
+    assertThat(ref.getKind()).isEqualTo("Web");
+    assertThat(ref.getController()).isTrue();
+    assertThat(a.getMetadata().getAnnotations()).containsKey("metacontroller.k8s.io/last-applied-configuration");
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("web"))
+        .containsEntry("children", 2).containsEntry("observed", 2).containsEntry("observedGeneration", 1));
+
+    // InPlace: a changed child is updated, not replaced; a child the hook no longer returns is deleted.
+    parents.in(client).withName("web").edit(p -> withSpec(p, List.of("a"), "v2"));
+    ConfigMap updated = awaitChild("web-a", "v2");
+    assertThat(updated.getMetadata().getUid()).isEqualTo(a.getMetadata().getUid());
+    await().atMost(TIMEOUT).until(() -> client.configMaps().withName("web-b").get() == null);
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("web"))
+        .containsEntry("children", 1).containsEntry("observedGeneration", 2));
+
+    engine.awaitReady();
+    assertThat(engine.get(false, "/readyz").statusCode()).isEqualTo(200);
+    assertThat(engine.get(false, "/healthz").statusCode()).isEqualTo(200);
+    String metrics = engine.get(true, "/metrics").body();
+    assertThat(metrics)
+        .contains("workqueue_adds_total{controller=\"" + controller + "\",name=\"CompositeController-" + controller)
+        .contains("workqueue_depth{controller=\"" + controller + "\"")
+        .contains("metacontroller_sync_requests_total{code=\"200\",controller_name=\"" + controller + "\"")
+        .contains("metareactor_api_requests_total{code=\"2xx\",resource=\"configmaps\",verb=\"create\"}")
+        .contains("metareactor_api_requests_total{code=\"2xx\",resource=\"configmaps\",verb=\"delete\"}");
+    assertThat(engine.hasEvent("default", controller, "Started", "Started controller: " + controller)).isTrue();
+  }
+
+  @Test
+  void recreateDeletesAChangedChildAndTheNextSyncCreatesItAgain() {
+    parents = ParentCrd.create(cluster, "Job");
+    controller(parents, "Recreate", hooks.url("/sync"), "");
+    createParent("job", List.of("a"), "v1");
+    ConfigMap before = awaitChild("job-a", "v1");
+
+    parents.in(client).withName("job").edit(p -> withSpec(p, List.of("a"), "v2"));
+    ConfigMap after = awaitChild("job-a", "v2");
+    assertThat(after.getMetadata().getUid()).isNotEqualTo(before.getMetadata().getUid());
+  }
+
+  @Test
+  void aFailingHookGivesSyncErrorEventsAndTheParentRecoversWithTheHook() {
+    parents = ParentCrd.create(cluster, "Site");
+    controller(parents, "InPlace", hooks.url("/sync"), "");
+    hook.failing = true;
+    createParent("site", List.of("a"), "v1");
+
+    await().atMost(TIMEOUT).until(() -> engine.hasEvent(cluster.namespace(), "site", "SyncError", "500"));
+    assertThat(engine.eventsAbout(cluster.namespace(), "site"))
+        .filteredOn(event -> event.getReason().equals("SyncError"))
+        .allSatisfy(event -> {
+          assertThat(event.getType()).isEqualTo("Warning");
+          assertThat(event.getMessage()).startsWith("Sync error: ").contains("hook is down");
+        });
+    assertThat(client.configMaps().withName("site-a").get()).isNull();
+
+    hook.failing = false;
+    awaitChild("site-a", "v1");
+  }
+
+  @Test
+  void deletingTheControllerStopsItsSyncsAndLeavesOtherControllersRunning() {
+    parents = ParentCrd.create(cluster, "Shop");
+    ParentCrd others = ParentCrd.create(cluster, "Blog");
+    ConfigMapHook otherHook = new ConfigMapHook();
+    try (HookServer otherHooks = HookServer.builder().route("/sync", otherHook).start()) {
+      String stopped = controller(parents, "InPlace", hooks.url("/sync"), "");
+      controller(others, "InPlace", otherHooks.url("/sync"), "");
+      createParent("shop", List.of("a"), "v1");
+      awaitChild("shop-a", "v1");
+
+      engine.deleteController(stopped);
+      await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", stopped, "Stopped", "Stopped controller: "));
+      assertThat(engine.engine().host(CompositeController.KIND).orElseThrow().phase(stopped)).isEmpty();
+
+      // A parent of the stopped controller, then one of the running controller: by the time the second is
+      // synced, the first would have been too had its controller still run.
+      createParent("shop2", List.of("a"), "v1");
+      others.in(client).resource(others.object(cluster.namespace(), "blog", spec(List.of("a"), "v1"))).create();
+      awaitChild("blog-a", "v1");
+      assertThat(client.configMaps().withName("shop2-a").get()).isNull();
+      assertThat(hook.calls).doesNotContainKey("shop2");
+    }
+  }
+
+  @Test
+  void editingTheControllerSpecRebuildsItWithTheNewSpec() {
+    parents = ParentCrd.create(cluster, "Feed");
+    ConfigMapHook secondHook = new ConfigMapHook();
+    try (HookServer second = HookServer.builder()
+        .route("/sync", request -> secondHook.apply(withValue(request, "from-the-second-hook"))).start()) {
+      String controller = controller(parents, "InPlace", hooks.url("/sync"), "");
+      createParent("feed", List.of("a"), "v1");
+      awaitChild("feed-a", "v1");
+
+      client.genericKubernetesResources(EngineUnderTest.COMPOSITE_CONTROLLERS).withName(controller).edit(cc -> {
+        cc.setAdditionalProperty("spec", Map.of(
+            "parentResource", Map.of("apiVersion", parents.apiVersion(), "resource", parents.plural()),
+            "childResources", List.of(Map.of("apiVersion", "v1", "resource", "configmaps",
+                "updateStrategy", Map.of("method", "InPlace"))),
+            "hooks", Map.of("sync", Map.of("webhook", Map.of("url", second.url("/sync"))))));
+        return cc;
+      });
+      awaitChild("feed-a", "from-the-second-hook");
+      assertThat(engine.hasEvent("default", controller, "Stopped", "Stopped controller: " + controller)).isTrue();
+      await().atMost(TIMEOUT).until(() -> engine.eventsAbout("default", controller).stream()
+          .filter(event -> event.getReason().equals("Started")).mapToInt(event -> event.getCount()).sum() == 2);
+    }
+  }
+
+  @Test
+  void aControllerForACrdCreatedLaterStartsByItself() {
+    parents = ParentCrd.named("Gizmo");
+    String controller = controller(parents, "InPlace", hooks.url("/sync"), "");
+    await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", controller, "CreateError",
+        "can't find resource gizmos in apiVersion " + parents.apiVersion()));
+
+    parents.createIn(cluster);
+    createParent("gizmo", List.of("a"), "v1");
+    awaitChild("gizmo-a", "v1");
+    await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", controller, "Started", "Started controller: "));
+  }
+
+  @Test
+  void anInvalidControllerGetsACreateErrorNamingTheProblemAndOthersStillWork() {
+    parents = ParentCrd.create(cluster, "Queue");
+    String invalid = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+    // Valid for the CRD's schema, not for the engine: a webhook with a path but no url or service.
+    engine.createController(controllerYaml(invalid, parents, "InPlace", hooks.url("/sync"), "")
+        .replace("url: " + hooks.url("/sync"), "path: /sync"));
+    String valid = controller(parents, "InPlace", hooks.url("/sync"), "");
+
+    await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", invalid, "CreateError",
+        "Cannot create new controller: spec.hooks.sync.webhook: invalid webhook config: must specify either a "
+        + "full 'url', or both 'service' and 'path'"));
+    assertThat(engine.eventsAbout("default", invalid))
+        .filteredOn(event -> event.getReason().equals("CreateError"))
+        .allSatisfy(event -> assertThat(event.getType()).isEqualTo("Warning"));
+    createParent("queue", List.of("a"), "v1");
+    awaitChild("queue-a", "v1");
+    assertThat(engine.hasEvent("default", valid, "Started", "Started controller: " + valid)).isTrue();
+  }
+
+  @Test
+  void aSteadyStateResyncOfAHundredParentsMakesNoApiRequest() {
+    parents = ParentCrd.create(cluster, "Tenant");
+    controller(parents, "InPlace", hooks.url("/sync"), "  resyncPeriodSeconds: 1\n");
+    List<String> names = IntStream.range(0, 100).mapToObj(i -> "tenant-" + i).toList();
+    names.forEach(name -> createParent(name, List.of("a"), "v1"));
+
+    // Converged: every parent's status says its hook saw the one child it asked for.
+    await().atMost(Duration.ofMinutes(2)).until(() -> parents.in(client).inNamespace(cluster.namespace()).list()
+        .getItems().stream().filter(p -> Integer.valueOf(1).equals(statusOf(p).get("observed"))).count() == 100);
+
+    // Then, eventually, a whole round of resyncs (each parent's hook called twice more) makes no API request at
+    // all. An engine that wrote or read on every resync never gets there.
+    await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ZERO).until(() -> {
+      double requestsBefore = engine.apiRequests();
+      Map<String, Integer> callsBefore = hook.snapshot(names);
+      await().atMost(TIMEOUT).until(() -> names.stream().allMatch(n -> hook.calls(n) >= callsBefore.get(n) + 2));
+      return engine.apiRequests() == requestsBefore;
+    });
+    assertThat(engine.apiRequests(counter -> "get".equals(counter.getId().getTag("verb"))))
+        .as("no GET at any time").isZero();
+  }
+
+  // ---- helpers
+
+  /** Creates a CompositeController over {@code parentCrd} with ConfigMap children; returns its name. */
+  private String controller(ParentCrd parentCrd, String method, String url, String extraSpec) {
+    String name = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+    engine.createController(controllerYaml(name, parentCrd, method, url, extraSpec));
+    return name;
+  }
+
+  private static String controllerYaml(String name, ParentCrd parentCrd, String method, String url,
+      String extraSpec) {
+    return """
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: CompositeController
+        metadata:
+          name: %s
+        spec:
+          parentResource:
+            apiVersion: %s
+            resource: %s
+          childResources:
+          - apiVersion: v1
+            resource: configmaps
+            updateStrategy:
+              method: %s
+          hooks:
+            sync:
+              webhook:
+                url: %s
+        """.formatted(name, parentCrd.apiVersion(), parentCrd.plural(), method, url) + extraSpec;
+  }
+
+  private GenericKubernetesResource createParent(String name, List<String> childNames, String value) {
+    return parents.in(client).resource(parents.object(cluster.namespace(), name, spec(childNames, value))).create();
+  }
+
+  private static Map<String, Object> spec(List<String> childNames, String value) {
+    Map<String, Object> spec = new HashMap<>();
+    spec.put("names", childNames);
+    spec.put("value", value);
+    return spec;
+  }
+
+  private static GenericKubernetesResource withSpec(GenericKubernetesResource parent, List<String> childNames,
+      String value) {
+    parent.setAdditionalProperty("spec", spec(childNames, value));
+    return parent;
+  }
+
+  /** The request with the parent's {@code spec.value} replaced, so a hook answers with another value. */
+  private static JsonNode withValue(JsonNode request, String value) {
+    ObjectNode copy = (ObjectNode) request.deepCopy();
+    ((ObjectNode) copy.path("parent").path("spec")).put("value", value);
+    return copy;
+  }
+
+  private ConfigMap awaitChild(String name, String value) {
+    return await().atMost(TIMEOUT).until(() -> client.configMaps().withName(name).get(),
+        cm -> cm != null && value.equals(cm.getData().get("value")));
+  }
+
+  private Map<String, Object> status(String parent) {
+    return statusOf(parents.in(client).withName(parent).get());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> statusOf(GenericKubernetesResource parent) {
+    Object status = parent == null ? null : parent.getAdditionalProperties().get("status");
+    return status instanceof Map<?, ?> map ? (Map<String, Object>) map : Map.of();
+  }
+
+  /** The hook of these tests (see the class comment); counts calls per parent and fails while told to. */
+  static final class ConfigMapHook implements Function<JsonNode, JsonNode> {
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    volatile boolean failing;
+
+    @Override
+    public JsonNode apply(JsonNode request) {
+      JsonNode parent = request.path("parent");
+      String name = parent.path("metadata").path("name").asString();
+      calls.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
+      if (failing) {
+        throw new IllegalStateException("hook is down");
+      }
+      ObjectNode response = NODES.objectNode();
+      ArrayNode children = response.putArray("children");
+      for (JsonNode suffix : parent.path("spec").path("names")) {
+        ObjectNode child = children.addObject().put("apiVersion", "v1").put("kind", "ConfigMap");
+        child.putObject("metadata").put("name", name + "-" + suffix.asString());
+        child.putObject("data").put("value", parent.path("spec").path("value").asString());
+      }
+      response.putObject("status")
+          .put("children", children.size())
+          .put("observed", request.path("children").path("ConfigMap.v1").size());
+      return response;
+    }
+
+    int calls(String parent) {
+      AtomicInteger count = calls.get(parent);
+      return count == null ? 0 : count.get();
+    }
+
+    Map<String, Integer> snapshot(List<String> parents) {
+      Map<String, Integer> snapshot = new HashMap<>();
+      parents.forEach(parent -> snapshot.put(parent, calls(parent)));
+      return snapshot;
+    }
+  }
+}
