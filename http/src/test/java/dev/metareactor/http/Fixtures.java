@@ -40,6 +40,13 @@ final class Fixtures {
         defaults.maxLifeTime(), defaults.connectTimeout());
   }
 
+  /** A default pool whose connections are closed after this idle time or at this age. */
+  static HookClientOptions.Pool pool(Duration maxIdleTime, Duration maxLifeTime) {
+    HookClientOptions.Pool defaults = HookClientOptions.Pool.DEFAULTS;
+    return new HookClientOptions.Pool(defaults.maxConnectionsPerHost(), defaults.maxPendingAcquires(),
+        defaults.pendingAcquireTimeout(), maxIdleTime, maxLifeTime, defaults.connectTimeout());
+  }
+
   static JsonNode json(String text) {
     return JSON.readTree(text);
   }

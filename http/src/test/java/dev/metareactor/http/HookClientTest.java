@@ -37,6 +37,11 @@ class HookClientTest extends ScriptedHookTest {
     return hook(spec -> spec, script);
   }
 
+  /** Replaces the client with one using this pool and fast retries. */
+  private void usePool(HookClientOptions.Pool pool) {
+    useOptions(options(pool, FAST_RETRIES, HookClientOptions.DEFAULTS.maxResponseBytes(), Duration.ZERO));
+  }
+
   private double requests(String code) {
     return meters.get("metacontroller.sync.requests").tag("code", code).counter().count();
   }
@@ -295,8 +300,38 @@ class HookClientTest extends ScriptedHookTest {
   }
 
   @Test
+  void anIdleConnectionIsClosedAfterMaxIdleTime() {
+    usePool(pool(Duration.ofMillis(200), Duration.ofMinutes(5)));
+    Hook hook = hook(ok("{}"));
+    succeed(hook.call(request(), ROOT));
+
+    // No call follows, so only the background eviction can close it: nothing acquires it to find it stale.
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.connectionsClosed() == 1);
+    succeed(hook.call(request(), ROOT));
+
+    assertThat(server.connectionsOpened()).as("the next call connects anew").isEqualTo(2);
+  }
+
+  @Test
+  void aConnectionOlderThanMaxLifeTimeIsNotReused() {
+    // Never idle long enough to be evicted for that: calls keep coming until the first connection is retired.
+    usePool(pool(Duration.ofSeconds(30), Duration.ofMillis(200)));
+    Hook hook = hook(ok("{}"));
+    succeed(hook.call(request(), ROOT));
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> {
+      succeed(hook.call(request(), ROOT));
+      return server.connectionsClosed() > 0;
+    });
+    succeed(hook.call(request(), ROOT));
+
+    assertThat(server.connectionsOpened()).as("calls go on over a new connection")
+        .isGreaterThan(server.connectionsClosed());
+  }
+
+  @Test
   void callsBeyondThePendingLimitFailFastAsOverloaded() throws InterruptedException {
-    useOptions(options(pool(1, 1), FAST_RETRIES, 1 << 20, Duration.ZERO));
+    usePool(pool(1, 1));
     Sinks.Empty<Void> release = Sinks.empty();
     Hook hook = hook(ScriptedServer.after(release.asMono(), ok("{}")));
 
@@ -314,7 +349,7 @@ class HookClientTest extends ScriptedHookTest {
 
   @Test
   void aThousandConcurrentCallsStayWithinTheConnectionLimit() {
-    useOptions(options(pool(8, 1000), FAST_RETRIES, 1 << 20, Duration.ZERO));
+    usePool(pool(8, 1000));
     Sinks.Empty<Void> gate = Sinks.empty();
     Hook hook = hook(ScriptedServer.after(gate.asMono(), ok("{\"ok\":true}")));
 

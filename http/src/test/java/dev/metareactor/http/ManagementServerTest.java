@@ -7,19 +7,26 @@ import static dev.metareactor.http.Fixtures.json;
 import static dev.metareactor.http.Fixtures.succeed;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -144,5 +151,75 @@ class ManagementServerTest {
     management = null;
 
     assertThatThrownBy(() -> get(health, "/healthz")).isInstanceOf(ConnectException.class);
+  }
+
+  /**
+   * A /metrics request held in flight (a gauge blocks the scrape until {@code release}) and a shutdown started on
+   * another thread while it is; {@code shutdownWaited} tells whether shutdown returned only after the release.
+   */
+  private record ShutdownWithARequestInFlight(CompletableFuture<HttpResponse<String>> request,
+      CompletableFuture<Boolean> shutdownWaited, CountDownLatch release) {}
+
+  private ShutdownWithARequestInFlight shutdownWithARequestInFlight() throws InterruptedException {
+    CountDownLatch scraping = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Gauge.builder("held", () -> {
+      scraping.countDown();
+      try {
+        return release.await(30, TimeUnit.SECONDS) ? 1 : 0;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return 0;
+      }
+    }).register(registry);
+    ready.set(true);
+    ManagementServer stopping =
+        ManagementServer.start(new ManagementServer.Options(ANY_PORT, ANY_PORT), registry, ready::get);
+    management = stopping;
+    URI metrics = URI.create("http://127.0.0.1:" + stopping.metricsAddress().orElseThrow().getPort() + "/metrics");
+    CompletableFuture<HttpResponse<String>> request =
+        http.sendAsync(HttpRequest.newBuilder(metrics).GET().build(), BodyHandlers.ofString());
+    assertThat(scraping.await(10, TimeUnit.SECONDS)).as("the scrape started").isTrue();
+    CompletableFuture<Boolean> shutdownWaited = CompletableFuture.supplyAsync(() -> {
+      stopping.shutdown(Duration.ofSeconds(30));
+      return release.getCount() == 0;
+    });
+    return new ShutdownWithARequestInFlight(request, shutdownWaited, release);
+  }
+
+  private static boolean refusesConnections(Optional<InetSocketAddress> address) {
+    try {
+      new Socket("127.0.0.1", address.orElseThrow().getPort()).close();
+      return false;
+    } catch (IOException e) {
+      return true;
+    }
+  }
+
+  @Test
+  void readinessIs503FromTheMomentShutdownBegins() throws Exception {
+    ShutdownWithARequestInFlight stopping = shutdownWithARequestInFlight();
+    Optional<InetSocketAddress> health = management.healthAddress();
+
+    // The servers stop one after the other, metrics first: while it waits for its request the health server still
+    // answers, and must already say not ready.
+    await().atMost(Duration.ofSeconds(10)).until(() -> get(health, "/readyz").statusCode() == 503);
+    assertThat(stopping.request()).as("still draining").isNotDone();
+    stopping.release().countDown();
+    assertThat(stopping.shutdownWaited().get(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void aRequestInFlightWhenShutdownBeginsCompletes() throws Exception {
+    ShutdownWithARequestInFlight stopping = shutdownWithARequestInFlight();
+    Optional<InetSocketAddress> metrics = management.metricsAddress();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> refusesConnections(metrics));
+    stopping.release().countDown();
+
+    HttpResponse<String> response = stopping.request().get(10, TimeUnit.SECONDS);
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).contains("held 1.0");
+    assertThat(stopping.shutdownWaited().get(10, TimeUnit.SECONDS)).as("shutdown waited for it").isTrue();
   }
 }

@@ -44,6 +44,7 @@ final class ScriptedServer implements AutoCloseable {
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicInteger maxOpen = new AtomicInteger();
   private final AtomicInteger opened = new AtomicInteger();
+  private final AtomicInteger closed = new AtomicInteger();
   private final DisposableServer server;
   private final boolean secure;
 
@@ -54,7 +55,10 @@ final class ScriptedServer implements AutoCloseable {
         .doOnChannelInit((observer, channel, remote) -> {
           opened.incrementAndGet();
           maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
-          channel.closeFuture().addListener(closed -> open.decrementAndGet());
+          channel.closeFuture().addListener(future -> {
+            open.decrementAndGet();
+            closed.incrementAndGet();
+          });
         })
         .handle((request, response) -> request.receive().aggregate().asString(StandardCharsets.UTF_8)
             .defaultIfEmpty("")
@@ -104,6 +108,11 @@ final class ScriptedServer implements AutoCloseable {
 
   int connectionsOpened() {
     return opened.get();
+  }
+
+  /** Connections closed so far, by either side; this server never closes one on its own. */
+  int connectionsClosed() {
+    return closed.get();
   }
 
   int maxOpenConnections() {

@@ -4,12 +4,18 @@ import static dev.metareactor.http.Fixtures.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 class WebhookSpecTest {
 
@@ -82,6 +88,42 @@ class WebhookSpecTest {
     WebhookSpec spec = WebhookSpec.fromJson(json("{\"url\":\"http://x/\",\"timeout\":\"" + timeout + "\"}"));
 
     assertThat(spec.timeout()).isEqualTo(Duration.ofMillis(Math.round(seconds * 1000)));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"0s", "-5s", "-1m30s"})
+  void aNonPositiveTimeoutFallsBackTo10sWithALogLine(String timeout) {
+    List<ILoggingEvent> logged = logsOfWebhookSpec(
+        () -> assertThat(WebhookSpec.fromJson(json("{\"url\":\"http://x/\",\"timeout\":\"" + timeout + "\"}"))
+            .timeout()).isEqualTo(Duration.ofSeconds(10)));
+
+    assertThat(logged).singleElement().satisfies(event -> {
+      assertThat(event.getLevel()).isEqualTo(Level.INFO);
+      assertThat(event.getFormattedMessage()).isEqualTo("invalid client config: timeout must be a non-zero positive"
+          + " duration. Defaulting to 10 seconds (hook http://x/, timeout " + timeout + ")");
+    });
+  }
+
+  @Test
+  void aPositiveTimeoutIsNotLogged() {
+    assertThat(logsOfWebhookSpec(() -> WebhookSpec.of("http://x/").withTimeout(Duration.ofSeconds(3)))).isEmpty();
+  }
+
+  /** What WebhookSpec logs at INFO and above while {@code action} runs (the tests' root level is WARN). */
+  private static List<ILoggingEvent> logsOfWebhookSpec(Runnable action) {
+    Logger logger = (Logger) LoggerFactory.getLogger(WebhookSpec.class);
+    Level level = logger.getLevel();
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    logger.addAppender(appender);
+    logger.setLevel(Level.INFO);
+    try {
+      action.run();
+    } finally {
+      logger.detachAppender(appender);
+      logger.setLevel(level);
+    }
+    return List.copyOf(appender.list);
   }
 
   @ParameterizedTest

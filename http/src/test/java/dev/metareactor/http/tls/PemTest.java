@@ -63,6 +63,7 @@ class PemTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("ca: unreadable certificate");
   }
 
+  // On JDK 17 this also holds without TlsMaterials' restriction; TlsMinimumTest checks it where the JDK allows less.
   @Test
   void clientContextsSpeakTls12AndUpOnly() {
     SSLEngine engine = TlsMaterials.caBundle(certs.caPem()).clientContext().newEngine(ByteBufAllocator.DEFAULT);
