@@ -101,6 +101,72 @@ class CompositeControllerIT {
   }
 
   @Test
+  void theSyncRequestHasUpstreamsV1Shape() {
+    parents = ParentCrd.create(cluster, "Page");
+    String controller = controller(parents, "InPlace", hooks.url("/sync"), "");
+    createParent("page", List.of(), "v1");
+
+    await().atMost(TIMEOUT).until(() -> hook.lastRequest.containsKey("page"));
+    JsonNode first = hook.lastRequest.get("page");
+    assertThat(first.propertyNames()).containsExactlyInAnyOrder(
+        "controller", "parent", "children", "related", "finalizing");
+    assertThat(first.path("controller").path("kind").asString()).isEqualTo("CompositeController");
+    assertThat(first.path("controller").path("metadata").path("name").asString()).isEqualTo(controller);
+    assertThat(first.path("controller").path("spec").path("parentResource").path("resource").asString())
+        .isEqualTo(parents.plural());
+    assertThat(first.path("parent").path("metadata").path("name").asString()).isEqualTo("page");
+    assertThat(first.path("parent").path("spec").path("value").asString()).isEqualTo("v1");
+    assertThat(first.path("children").propertyNames()).as("an entry for every child rule, even empty")
+        .containsExactly("ConfigMap.v1");
+    assertThat(first.path("children").path("ConfigMap.v1").isEmpty()).isTrue();
+    assertThat(first.path("related").isObject()).isTrue();
+    assertThat(first.path("related").isEmpty()).isTrue();
+    assertThat(first.path("finalizing").isBoolean()).isTrue();
+    assertThat(first.path("finalizing").booleanValue()).isFalse();
+
+    parents.in(client).withName("page").edit(p -> withSpec(p, List.of("a"), "v1"));
+    await().atMost(TIMEOUT).until(() -> hook.lastRequest.get("page").path("children").path("ConfigMap.v1")
+        .has("page-a"));
+    JsonNode child = hook.lastRequest.get("page").path("children").path("ConfigMap.v1").path("page-a");
+    assertThat(child.path("kind").asString()).isEqualTo("ConfigMap");
+    assertThat(child.path("metadata").path("namespace").asString()).isEqualTo(cluster.namespace());
+    assertThat(child.path("data").path("value").asString()).isEqualTo("v1");
+  }
+
+  @Test
+  void onDeleteLeavesAChangedChildAloneUntilSomeoneDeletesIt() {
+    parents = ParentCrd.create(cluster, "Cron");
+    controller(parents, "OnDelete", hooks.url("/sync"), "");
+    createParent("cron", List.of("a"), "v1");
+    ConfigMap before = awaitChild("cron-a", "v1");
+
+    parents.in(client).withName("cron").edit(p -> withSpec(p, List.of("a"), "v2"));
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("cron")).containsEntry("observedGeneration", 2));
+    ConfigMap unchanged = client.configMaps().withName("cron-a").get();
+    assertThat(unchanged.getData()).containsEntry("value", "v1");
+    assertThat(unchanged.getMetadata().getUid()).isEqualTo(before.getMetadata().getUid());
+
+    client.configMaps().withName("cron-a").delete();
+    ConfigMap recreated = awaitChild("cron-a", "v2");
+    assertThat(recreated.getMetadata().getUid()).isNotEqualTo(before.getMetadata().getUid());
+  }
+
+  @Test
+  void resyncAfterSecondsCallsTheHookAgainWithoutAnyChange() {
+    parents = ParentCrd.create(cluster, "Poll");
+    controller(parents, "InPlace", hooks.url("/sync"), "");
+    hook.resyncAfterSeconds = 0.1;
+    createParent("poll", List.of("a"), "v1");
+    awaitChild("poll-a", "v1");
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("poll")).containsEntry("observed", 1));
+
+    // Nothing changes any more and the controller has no resyncPeriodSeconds: only resyncAfterSeconds can
+    // bring the parent back, ten times a second.
+    int converged = hook.calls("poll");
+    await().atMost(TIMEOUT).until(() -> hook.calls("poll") >= converged + 10);
+  }
+
+  @Test
   void recreateDeletesAChangedChildAndTheNextSyncCreatesItAgain() {
     parents = ParentCrd.create(cluster, "Job");
     controller(parents, "Recreate", hooks.url("/sync"), "");
@@ -313,13 +379,17 @@ class CompositeControllerIT {
   static final class ConfigMapHook implements Function<JsonNode, JsonNode> {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    final Map<String, JsonNode> lastRequest = new ConcurrentHashMap<>();
     volatile boolean failing;
+    /** Answered as {@code resyncAfterSeconds} when set. */
+    volatile Double resyncAfterSeconds;
 
     @Override
     public JsonNode apply(JsonNode request) {
       JsonNode parent = request.path("parent");
       String name = parent.path("metadata").path("name").asString();
       calls.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
+      lastRequest.put(name, request);
       if (failing) {
         throw new IllegalStateException("hook is down");
       }
@@ -333,6 +403,9 @@ class CompositeControllerIT {
       response.putObject("status")
           .put("children", children.size())
           .put("observed", request.path("children").path("ConfigMap.v1").size());
+      if (resyncAfterSeconds != null) {
+        response.put("resyncAfterSeconds", resyncAfterSeconds);
+      }
       return response;
     }
 
