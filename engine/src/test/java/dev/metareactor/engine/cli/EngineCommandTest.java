@@ -1,6 +1,7 @@
 package dev.metareactor.engine.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.config.EngineOptions;
@@ -93,6 +94,16 @@ class EngineCommandTest {
     String message = err.toString();
     assertThat(message).startsWith("metareactor: ").endsWith("(see --help)" + System.lineSeparator());
     assertThat(message.strip()).doesNotContain("\n");
+  }
+
+  @Test
+  void parseGivesTheSameOptionsAsTheCommandLineAndRejectsWhatItRejects() {
+    assertThat(run("--workers=7", "--target-label-selector=team=a")).isZero();
+    assertThat(EngineCommand.parse("--workers=7", "--target-label-selector=team=a")).isEqualTo(parsed.get());
+    assertThatThrownBy(() -> EngineCommand.parse("--workers=many"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--workers");
+    assertThatThrownBy(() -> EngineCommand.parse("--workers=0"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--workers must be at least 1");
   }
 
   @Test

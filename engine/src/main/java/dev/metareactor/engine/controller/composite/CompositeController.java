@@ -174,6 +174,7 @@ public final class CompositeController implements HostedController {
       if (stopped) {
         return false;
       }
+      phase = Phase.SYNCING;
       try {
         ApiResource parentResource = resources.get(0);
         parents = acquire(parentResource);
