@@ -140,13 +140,35 @@ any_alive() {
   return 1
 }
 
+# Serializes up and down on one state dir: holds a flock on fd 9, open on
+# $STATE_DIR.lock, until this script exits. The holder removes the file as
+# its last step (release_lock), so it exists only while someone holds it.
+# Removing a flock'ed file is racy on its own: a waiter that opened the old
+# file wakes up holding a lock on a file no longer at that path, while a
+# newcomer may have created and locked a new one. Hence, after flock, check
+# that the path still names the file fd 9 is open on; if not, start over.
 take_lock() {
+  local waited=false
   mkdir -p "$(dirname "$STATE_DIR")"
-  exec 9>"$STATE_DIR.lock"
-  if ! flock -n 9; then
-    log "waiting for another local-cluster.sh on $STATE_DIR"
-    flock 9
-  fi
+  while :; do
+    exec 9>"$STATE_DIR.lock"
+    if ! flock -n 9; then
+      $waited || log "waiting for another local-cluster.sh on $STATE_DIR"
+      waited=true
+      flock 9
+    fi
+    [[ $(stat -L -c %d:%i /dev/fd/9) == "$(stat -c %d:%i "$STATE_DIR.lock" 2>/dev/null)" ]] && break
+  done
+  # On every exit, including die; cmd_up replaces it with on_up_exit, which
+  # ends with release_lock too.
+  trap release_lock EXIT
+}
+
+# Removes the lock file while still holding the lock (see take_lock), then
+# lets go of it; the last thing a command that took the lock does.
+release_lock() {
+  rm -f "$STATE_DIR.lock"
+  exec 9>&-
 }
 
 # ---------------------------------------------------------------- helpers
@@ -178,17 +200,20 @@ pick_port() {
 }
 
 # Any failure of `up` after it created the state dir: stop what it started
-# and remove the state, so nothing is left running.
+# and remove the state, so nothing is left running. Success or not, the lock
+# file goes last.
 UP_OK=false
 on_up_exit() {
   local rc=$?
-  $UP_OK && return 0
-  if [[ -s $STATE_DIR/logs/pki.log && ! -s $STATE_DIR/kubeconfig ]]; then
-    log "openssl output:"; tail -n 20 "$STATE_DIR/logs/pki.log" >&2
+  if ! $UP_OK; then
+    if [[ -s $STATE_DIR/logs/pki.log && ! -s $STATE_DIR/kubeconfig ]]; then
+      log "openssl output:"; tail -n 20 "$STATE_DIR/logs/pki.log" >&2
+    fi
+    log "up failed (exit $rc); stopping what was started and removing $STATE_DIR"
+    stop_all
+    remove_state
   fi
-  log "up failed (exit $rc); stopping what was started and removing $STATE_DIR"
-  stop_all
-  remove_state
+  release_lock
 }
 
 # Failure while starting: tell which component, show its log, stop everything
