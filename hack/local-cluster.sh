@@ -69,18 +69,23 @@ proc_state() {
   echo "${s:0:1}"
 }
 
+# stop_component NAME [group]: TERM to the recorded pid, KILL if it is still
+# there after STOP_TIMEOUT. With `group`, to its whole process group instead
+# (it must have been started under setsid, so that the group is its own).
 stop_component() {
-  local c=$1 pid i
+  local c=$1 pid i target
   pid=$(live_pid "$c") || { rm -f "$(pid_file "$c")"; return 0; }
+  target=$pid
+  [[ ${2:-} == group ]] && target=-$pid
   log "stopping $c (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
+  kill -TERM -- "$target" 2>/dev/null || true
   for (( i = 0; i < STOP_TIMEOUT * 10; i++ )); do
     live_pid "$c" >/dev/null || break
     sleep 0.1
   done
   if live_pid "$c" >/dev/null; then
     log "$c (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT}s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
+    kill -KILL -- "$target" 2>/dev/null || true
     for (( i = 0; i < 50; i++ )); do live_pid "$c" >/dev/null || break; sleep 0.1; done
   fi
   rm -f "$(pid_file "$c")"
@@ -97,17 +102,17 @@ proc_start_time() {
   echo "${20}"
 }
 
+# The watchdog runs under setsid, so its process group is its own: stopping
+# the group also stops the `sleep` it is waiting for, which would otherwise
+# outlive `down` by up to 2 s.
 stop_watchdog() {
-  local f pid exe
-  f=$(pid_file watchdog)
-  [[ -f $f ]] || return 0
-  read -r pid exe < "$f" || true
+  local pid
   # The watchdog's own `down` must not kill itself.
-  if [[ $pid != "${WATCHDOG_SELF:-}" ]] && live_pid watchdog >/dev/null \
+  if pid=$(live_pid watchdog) && [[ $pid != "${WATCHDOG_SELF:-}" ]] \
       && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- ' __watchdog '; then
-    kill -TERM "$pid" 2>/dev/null || true
+    stop_component watchdog group
   fi
-  rm -f "$f"
+  rm -f "$(pid_file watchdog)"
 }
 
 stop_all() {
