@@ -69,18 +69,23 @@ proc_state() {
   echo "${s:0:1}"
 }
 
+# stop_component NAME [group]: TERM to the recorded pid, KILL if it is still
+# there after STOP_TIMEOUT. With `group`, to its whole process group instead
+# (it must have been started under setsid, so that the group is its own).
 stop_component() {
-  local c=$1 pid i
+  local c=$1 pid i target
   pid=$(live_pid "$c") || { rm -f "$(pid_file "$c")"; return 0; }
+  target=$pid
+  [[ ${2:-} == group ]] && target=-$pid
   log "stopping $c (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
+  kill -TERM -- "$target" 2>/dev/null || true
   for (( i = 0; i < STOP_TIMEOUT * 10; i++ )); do
     live_pid "$c" >/dev/null || break
     sleep 0.1
   done
   if live_pid "$c" >/dev/null; then
     log "$c (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT}s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
+    kill -KILL -- "$target" 2>/dev/null || true
     for (( i = 0; i < 50; i++ )); do live_pid "$c" >/dev/null || break; sleep 0.1; done
   fi
   rm -f "$(pid_file "$c")"
@@ -97,17 +102,17 @@ proc_start_time() {
   echo "${20}"
 }
 
+# The watchdog runs under setsid, so its process group is its own: stopping
+# the group also stops the `sleep` it is waiting for, which would otherwise
+# outlive `down` by up to 2 s.
 stop_watchdog() {
-  local f pid exe
-  f=$(pid_file watchdog)
-  [[ -f $f ]] || return 0
-  read -r pid exe < "$f" || true
+  local pid
   # The watchdog's own `down` must not kill itself.
-  if [[ $pid != "${WATCHDOG_SELF:-}" ]] && live_pid watchdog >/dev/null \
+  if pid=$(live_pid watchdog) && [[ $pid != "${WATCHDOG_SELF:-}" ]] \
       && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- ' __watchdog '; then
-    kill -TERM "$pid" 2>/dev/null || true
+    stop_component watchdog group
   fi
-  rm -f "$f"
+  rm -f "$(pid_file watchdog)"
 }
 
 stop_all() {
@@ -140,13 +145,35 @@ any_alive() {
   return 1
 }
 
+# Serializes up and down on one state dir: holds a flock on fd 9, open on
+# $STATE_DIR.lock, until this script exits. The holder removes the file as
+# its last step (release_lock), so it exists only while someone holds it.
+# Removing a flock'ed file is racy on its own: a waiter that opened the old
+# file wakes up holding a lock on a file no longer at that path, while a
+# newcomer may have created and locked a new one. Hence, after flock, check
+# that the path still names the file fd 9 is open on; if not, start over.
 take_lock() {
+  local waited=false
   mkdir -p "$(dirname "$STATE_DIR")"
-  exec 9>"$STATE_DIR.lock"
-  if ! flock -n 9; then
-    log "waiting for another local-cluster.sh on $STATE_DIR"
-    flock 9
-  fi
+  while :; do
+    exec 9>"$STATE_DIR.lock"
+    if ! flock -n 9; then
+      $waited || log "waiting for another local-cluster.sh on $STATE_DIR"
+      waited=true
+      flock 9
+    fi
+    [[ $(stat -L -c %d:%i /dev/fd/9) == "$(stat -c %d:%i "$STATE_DIR.lock" 2>/dev/null)" ]] && break
+  done
+  # On every exit, including die; cmd_up replaces it with on_up_exit, which
+  # ends with release_lock too.
+  trap release_lock EXIT
+}
+
+# Removes the lock file while still holding the lock (see take_lock), then
+# lets go of it; the last thing a command that took the lock does.
+release_lock() {
+  rm -f "$STATE_DIR.lock"
+  exec 9>&-
 }
 
 # ---------------------------------------------------------------- helpers
@@ -178,17 +205,20 @@ pick_port() {
 }
 
 # Any failure of `up` after it created the state dir: stop what it started
-# and remove the state, so nothing is left running.
+# and remove the state, so nothing is left running. Success or not, the lock
+# file goes last.
 UP_OK=false
 on_up_exit() {
   local rc=$?
-  $UP_OK && return 0
-  if [[ -s $STATE_DIR/logs/pki.log && ! -s $STATE_DIR/kubeconfig ]]; then
-    log "openssl output:"; tail -n 20 "$STATE_DIR/logs/pki.log" >&2
+  if ! $UP_OK; then
+    if [[ -s $STATE_DIR/logs/pki.log && ! -s $STATE_DIR/kubeconfig ]]; then
+      log "openssl output:"; tail -n 20 "$STATE_DIR/logs/pki.log" >&2
+    fi
+    log "up failed (exit $rc); stopping what was started and removing $STATE_DIR"
+    stop_all
+    remove_state
   fi
-  log "up failed (exit $rc); stopping what was started and removing $STATE_DIR"
-  stop_all
-  remove_state
+  release_lock
 }
 
 # Failure while starting: tell which component, show its log, stop everything

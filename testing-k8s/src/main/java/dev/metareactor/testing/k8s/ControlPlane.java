@@ -126,8 +126,7 @@ public final class ControlPlane {
         try {
             run(repoRoot, List.of("bash", repoRoot.resolve(SCRIPT).toString(), "down"),
                     Map.of("METAREACTOR_STATE", stateDir.toString()), 2);
-            // `down` removed the state dir; what is left is the script's lock file beside it.
-            Files.deleteIfExists(stateDir.resolveSibling(stateDir.getFileName() + ".lock"));
+            // `down` removed the state dir and its lock file beside it; what is left is our temp dir.
             Files.deleteIfExists(stateDir.getParent());
         } catch (RuntimeException | IOException e) {
             System.err.println("metareactor: '" + SCRIPT + " down' failed: " + e);
