@@ -3,6 +3,7 @@ package dev.metareactor.engine.informer;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -19,12 +20,24 @@ public final class InformerIndexes {
   /** Objects without a controller, by namespace ({@code ""} for cluster-scoped objects). */
   public static final String ORPHANS_BY_NAMESPACE = "orphansByNamespace";
 
+  /**
+   * Objects without a controller, by each of their labels ({@link #labelKey}), in every namespace: what a parent
+   * may adopt is found from one label its selector requires instead of a scan of every orphan.
+   */
+  public static final String ORPHANS_BY_LABEL = "orphansByLabel";
+
   private InformerIndexes() {}
 
   static Map<String, Function<GenericKubernetesResource, List<String>>> all() {
     return Map.of(
         CONTROLLER_UID, InformerIndexes::controllerUid,
-        ORPHANS_BY_NAMESPACE, InformerIndexes::orphanNamespace);
+        ORPHANS_BY_NAMESPACE, InformerIndexes::orphanNamespace,
+        ORPHANS_BY_LABEL, InformerIndexes::orphanLabels);
+  }
+
+  /** The {@link #ORPHANS_BY_LABEL} key of one label. */
+  public static String labelKey(String key, String value) {
+    return key + "=" + value;
   }
 
   /** The controller reference of {@code object}, or {@code null} if it has none. */
@@ -51,5 +64,15 @@ public final class InformerIndexes {
     }
     String namespace = object.getMetadata().getNamespace();
     return List.of(namespace == null ? "" : namespace);
+  }
+
+  private static List<String> orphanLabels(GenericKubernetesResource object) {
+    Map<String, String> labels = object.getMetadata().getLabels();
+    if (labels == null || labels.isEmpty() || controllerOf(object) != null) {
+      return List.of();
+    }
+    List<String> keys = new ArrayList<>(labels.size());
+    labels.forEach((key, value) -> keys.add(labelKey(key, value)));
+    return keys;
   }
 }

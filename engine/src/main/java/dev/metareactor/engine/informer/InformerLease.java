@@ -26,6 +26,9 @@ public interface InformerLease extends AutoCloseable {
   /** Cached objects without a controller in {@code namespace} ({@code ""} for cluster-scoped ones). */
   List<GenericKubernetesResource> orphans(String namespace);
 
+  /** Cached objects without a controller that carry the label {@code key=value}, in every namespace. */
+  List<GenericKubernetesResource> orphansLabelled(String key, String value);
+
   /** Every cached object. */
   List<GenericKubernetesResource> list();
 

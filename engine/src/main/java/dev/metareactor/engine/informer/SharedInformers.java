@@ -126,6 +126,11 @@ public final class SharedInformers implements AutoCloseable {
     }
 
     @Override
+    public List<GenericKubernetesResource> orphansLabelled(String key, String value) {
+      return shared.informer.getIndexer().byIndex(InformerIndexes.ORPHANS_BY_LABEL, InformerIndexes.labelKey(key, value));
+    }
+
+    @Override
     public List<GenericKubernetesResource> list() {
       return shared.informer.getStore().list();
     }
