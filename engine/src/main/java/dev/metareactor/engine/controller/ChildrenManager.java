@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -38,7 +37,6 @@ import tools.jackson.databind.node.ObjectNode;
 public final class ChildrenManager {
 
   private static final Logger LOG = LoggerFactory.getLogger(ChildrenManager.class);
-  private static final int WRITES_IN_PARALLEL = 8;
 
   private final ApiWriter api;
   private final KubernetesSerialization json;
@@ -83,10 +81,7 @@ public final class ChildrenManager {
           .get(key(child.namespace(), child.name()));
       writes.add(current == null ? create(parent, child) : update(current, child));
     }
-    return Flux.fromIterable(writes)
-        .flatMap(write -> write.then(Mono.<Throwable>empty()).onErrorResume(Mono::just), WRITES_IN_PARALLEL)
-        .collectList()
-        .flatMap(failures -> failures.isEmpty() ? Mono.empty() : Mono.error(new ChildWriteException(failures)));
+    return WriteBatch.run("can't reconcile children", writes);
   }
 
   private Mono<Void> create(HasMetadata parent, DesiredChild child) {
@@ -177,8 +172,8 @@ public final class ChildrenManager {
   public static final class ChildWriteException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    ChildWriteException(List<Throwable> failures) {
-      super("can't reconcile children: " + String.join("; ", failures.stream().map(Throwable::getMessage).toList()));
+    ChildWriteException(String what, List<Throwable> failures) {
+      super(what + ": " + String.join("; ", failures.stream().map(Throwable::getMessage).toList()));
       failures.forEach(this::addSuppressed);
     }
   }

@@ -165,13 +165,15 @@ public final class ControllerHost implements AutoCloseable {
         return Mono.empty();
       }
       hosted.remove(name);
-      return stop(name, current, object).then(Mono.empty());
+      // Deleted: retire (its finalizers come off its parents). Merely no longer targeted: stop, and leave the
+      // parents to whichever engine the object is now for.
+      return stop(name, current, object, object == null).then(Mono.empty());
     }
     JsonNode spec = specOf(object);
     if (current != null && current.spec().equals(spec)) {
       return Mono.empty();
     }
-    Mono<Void> stopOld = current == null ? Mono.empty() : stop(name, current, object);
+    Mono<Void> stopOld = current == null ? Mono.empty() : stop(name, current, object, false);
     return stopOld
         .then(Mono.fromRunnable(() -> create(name, object, spec)).subscribeOn(Schedulers.boundedElastic()))
         .then(Mono.empty());
@@ -216,10 +218,10 @@ public final class ControllerHost implements AutoCloseable {
   }
 
   /**
-   * Stops one controller and records its Events on {@code object}, its latest state, or, when it is gone from the
-   * cache ({@code null}), on the state the controller was built from.
+   * Stops (or retires) one controller and records its Events on {@code object}, its latest state, or, when it is
+   * gone from the cache ({@code null}), on the state the controller was built from.
    */
-  private Mono<Void> stop(String name, Hosted entry, GenericKubernetesResource object) {
+  private Mono<Void> stop(String name, Hosted entry, GenericKubernetesResource object, boolean retire) {
     if (entry.controller() == null) {
       return Mono.empty();
     }
@@ -227,7 +229,8 @@ public final class ControllerHost implements AutoCloseable {
     GenericKubernetesResource about = object != null ? object : entry.object();
     LOG.info("Stopping {} {}", kind.kind(), name);
     context.events().record(about, EventRecorder.Type.Normal, "Stopping", "Stopping controller: " + name);
-    return entry.controller().stop(context.options().shutdownTimeout())
+    Duration drain = context.options().shutdownTimeout();
+    return (retire ? entry.controller().retire(drain) : entry.controller().stop(drain))
         .doOnSuccess(ignored -> {
           LOG.info("Stopped {} {}", kind.kind(), name);
           context.events().record(about, EventRecorder.Type.Normal, "Stopped", "Stopped controller: " + name);

@@ -46,4 +46,11 @@ public interface HostedController {
    * @return completes when everything is released
    */
   Mono<Void> stop(Duration drainTimeout);
+
+  /**
+   * Stops the controller because its controller object was deleted, and then undoes what only this controller
+   * would ever undo (its finalizers on the objects it synced, which would otherwise keep them from being deleted
+   * forever). Like {@link #stop}, idempotent with it: whichever runs first decides.
+   */
+  Mono<Void> retire(Duration drainTimeout);
 }

@@ -5,11 +5,14 @@ import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.ResourceRule;
+import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.HookCaller;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.RetryAfterException;
+import dev.metareactor.engine.controller.WriteConflicts;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.events.EventRecorder;
@@ -50,9 +53,18 @@ import tools.jackson.databind.node.ObjectNode;
  * takes the informers, waits until their caches are filled, and starts its workers; only then does it count as
  * running.
  *
+ * <p>The parent resource must have the status subresource, as upstream requires: without it the controller does
+ * not start, records upstream's Warning ({@code ... does not have subresource 'Status' enabled}) once, and starts
+ * by itself if the subresource appears. Built-in resources with a status subresource work as parents too.
+ *
  * <p>A sync that fails records a Warning {@code SyncError} Event on the parent ({@code Sync error: ...}, rate-limited
  * per object by {@code --events-qps}/{@code --events-burst}) and backs the parent off; a hook that answers 429 is
- * asked again after its {@code Retry-After} without an Event.
+ * asked again after its {@code Retry-After}, and a write that conflicted with a newer change is simply retried,
+ * both without an Event.
+ *
+ * <p>When its controller object is deleted, the controller {@link #retire retires}: after its last sync it removes
+ * its finalizer from every parent that still carries it (upstream leaves them behind, and such parents can then
+ * never be deleted).
  */
 public final class CompositeController implements HostedController {
 
@@ -62,6 +74,7 @@ public final class CompositeController implements HostedController {
   private static final Logger LOG = LoggerFactory.getLogger(CompositeController.class);
   private static final Duration SYNC_POLL = Duration.ofMillis(50);
   private static final Duration MIN_RESYNC_PERIOD = Duration.ofSeconds(1);
+  private static final int RETIRE_WRITES_IN_PARALLEL = 8;
 
   /** How the engine hosts CompositeController objects. */
   public static ControllerKind kind() {
@@ -73,7 +86,9 @@ public final class CompositeController implements HostedController {
   private final ObjectNode controllerJson;
   private final CompositeControllerSpec spec;
   private final Optional<WebhookSpec> syncWebhook;
+  private final Optional<WebhookSpec> finalizeWebhook;
   private final ControllerContext context;
+  private final Finalizers finalizers;
 
   private volatile Phase phase = Phase.NEW;
   /** Guards everything below: start and stop may race (a spec change while the controller still starts). */
@@ -88,12 +103,15 @@ public final class CompositeController implements HostedController {
   private Disposable workers;
 
   private CompositeController(GenericKubernetesResource controllerObject, ObjectNode controllerJson,
-      CompositeControllerSpec spec, Optional<WebhookSpec> syncWebhook, ControllerContext context) {
+      CompositeControllerSpec spec, Optional<WebhookSpec> syncWebhook, Optional<WebhookSpec> finalizeWebhook,
+      ControllerContext context) {
     this.controllerObject = controllerObject;
     this.controllerJson = controllerJson;
     this.spec = spec;
     this.syncWebhook = syncWebhook;
+    this.finalizeWebhook = finalizeWebhook;
     this.context = context;
+    this.finalizers = new Finalizers(spec.finalizerName(), context.api(), context.json());
   }
 
   /**
@@ -105,7 +123,8 @@ public final class CompositeController implements HostedController {
     ObjectNode json = context.json().convertValue(object, ObjectNode.class);
     CompositeControllerSpec spec = CompositeControllerSpec.parse(json);
     Optional<WebhookSpec> sync = spec.syncHook().map(hook -> webhook(hook, "spec.hooks.sync.webhook"));
-    return new CompositeController(object, json, spec, sync, context);
+    Optional<WebhookSpec> finalize = spec.finalizeHook().map(hook -> webhook(hook, "spec.hooks.finalize.webhook"));
+    return new CompositeController(object, json, spec, sync, finalize, context);
   }
 
   private static WebhookSpec webhook(HookSpec hook, String field) {
@@ -132,18 +151,25 @@ public final class CompositeController implements HostedController {
       rules.add(spec.parent());
       spec.children().forEach(child -> rules.add(child.resource()));
       phase = Phase.SYNCING;
-      AtomicBoolean warned = new AtomicBoolean();
+      AtomicBoolean warnedMissing = new AtomicBoolean();
+      AtomicBoolean warnedStatus = new AtomicBoolean();
       return context.discovery().snapshots()
           .doOnNext(map -> {
             List<ResourceRule> missing = rules.stream().filter(rule -> lookup(map, rule).isEmpty()).toList();
             if (!missing.isEmpty()) {
               phase = Phase.WAITING_FOR_RESOURCES;
-              if (warned.compareAndSet(false, true)) {
+              if (warnedMissing.compareAndSet(false, true)) {
                 reportMissing(missing);
+              }
+            } else if (!lookup(map, spec.parent()).orElseThrow().hasStatusSubresource()) {
+              phase = Phase.WAITING_FOR_RESOURCES;
+              if (warnedStatus.compareAndSet(false, true)) {
+                reportNoStatusSubresource(lookup(map, spec.parent()).orElseThrow());
               }
             }
           })
-          .filter(map -> rules.stream().allMatch(rule -> lookup(map, rule).isPresent()))
+          .filter(map -> rules.stream().allMatch(rule -> lookup(map, rule).isPresent())
+              && lookup(map, spec.parent()).orElseThrow().hasStatusSubresource())
           .next()
           .map(map -> rules.stream().map(rule -> lookup(map, rule).orElseThrow()).toList())
           .publishOn(Schedulers.boundedElastic())
@@ -163,6 +189,14 @@ public final class CompositeController implements HostedController {
     LOG.warn("{} {}: {}", KIND, name(), message);
     context.events().record(controllerObject, EventRecorder.Type.Warning, "CreateError",
         "Cannot create new controller: " + message);
+  }
+
+  private void reportNoStatusSubresource(ApiResource parent) {
+    String crd = parent.group().isEmpty() ? parent.resource() : parent.resource() + "." + parent.group();
+    String message = "[" + name() + "] Sync error - ignoring, CRD [" + crd + "] does not have subresource 'Status' "
+        + "enabled";
+    LOG.warn("Ignoring {} {} until {} has the status subresource: {}", KIND, name(), crd, message);
+    context.events().record(controllerObject, EventRecorder.Type.Warning, "SyncError", message);
   }
 
   /**
@@ -186,10 +220,11 @@ public final class CompositeController implements HostedController {
         }
         queue = KeyedWorkQueue.create(WorkQueueOptions.of(KIND + "-" + name(), name(), context.options()),
             context.meters());
-        router = new CompositeRouter(spec, parentResource, parents, queue::add);
-        sync = new CompositeSync(spec, controllerJson, parentResource, parents, childTypes, syncHook(),
-            new ChildrenManager(context.api(), context.json()), context.api(), context.json(),
-            router::responsibleFor);
+        router = new CompositeRouter(spec, parentResource, parents, queue::add, context.json());
+        sync = new CompositeSync(spec, controllerJson, parentResource, parents, childTypes,
+            new CompositeSync.Hooks(hook("sync", syncWebhook), hook("finalize", finalizeWebhook)),
+            new ChildClaimer(context.api(), context.json()), new ChildrenManager(context.api(), context.json()),
+            finalizers, context.api(), context.json(), router::responsibleFor);
         subscriptions.add(parents.events().subscribe(guarded("parent", router::onParentEvent)));
         for (ChildType type : childTypes) {
           subscriptions.add(type.informer().events().subscribe(guarded("child", router::onChildEvent)));
@@ -208,13 +243,10 @@ public final class CompositeController implements HostedController {
     return lease;
   }
 
-  private HookCaller syncHook() {
-    if (syncWebhook.isEmpty()) {
-      String problem = "sync hook not defined for " + KIND + " " + name();
-      return (request, root) -> Mono.error(new IllegalStateException(problem));
-    }
-    return new WebhookCaller(context.hooks().hook(syncWebhook.get(), new HookIdentity("sync", name(), KIND)),
-        Schedulers.parallel());
+  /** The caller of one hook, or {@code null} when the controller does not define it. */
+  private HookCaller hook(String type, Optional<WebhookSpec> webhook) {
+    return webhook.map(spec -> new WebhookCaller(context.hooks().hook(spec, new HookIdentity(type, name(), KIND)),
+        Schedulers.parallel())).orElse(null);
   }
 
   /** An informer callback that can never end the event stream: a router bug is logged, not fatal. */
@@ -267,6 +299,10 @@ public final class CompositeController implements HostedController {
           LOG.debug("{} {}: hook asked to retry {} after {}", KIND, name(), key, e.delay());
           return Mono.just(Outcome.retryAfter(e.delay()));
         })
+        .onErrorResume(WriteConflicts::only, e -> {
+          LOG.debug("{} {}: a write for {} conflicted with a newer change; syncing again", KIND, name(), key);
+          return Mono.just(Outcome.failed());
+        })
         .onErrorResume(e -> {
           reportSyncError(key, e);
           return Mono.just(Outcome.failed());
@@ -283,6 +319,15 @@ public final class CompositeController implements HostedController {
 
   @Override
   public Mono<Void> stop(Duration drainTimeout) {
+    return stop(drainTimeout, false);
+  }
+
+  @Override
+  public Mono<Void> retire(Duration drainTimeout) {
+    return stop(drainTimeout, true);
+  }
+
+  private Mono<Void> stop(Duration drainTimeout, boolean retire) {
     Objects.requireNonNull(drainTimeout, "drainTimeout");
     return Mono.defer(() -> {
       KeyedWorkQueue<ParentKey> draining;
@@ -303,6 +348,7 @@ public final class CompositeController implements HostedController {
               LOG.warn("{} {}: syncs still running after {} were cancelled", KIND, name(), drainTimeout);
             }
           })
+          .then(retire ? removeFinalizers() : Mono.empty())
           .doFinally(signal -> {
             synchronized (lifecycle) {
               release();
@@ -310,6 +356,32 @@ public final class CompositeController implements HostedController {
           })
           .then();
     });
+  }
+
+  /**
+   * Removes this controller's finalizer from every parent that carries it; after the queue drained, so no sync
+   * adds it back. Failures are logged: the parents stay as they are and can be fixed by hand.
+   */
+  private Mono<Void> removeFinalizers() {
+    InformerLease cache;
+    synchronized (lifecycle) {
+      cache = parents;
+    }
+    if (cache == null) {
+      return Mono.empty();
+    }
+    ApiResource parentResource = cache.resource();
+    return Flux.fromIterable(cache.list())
+        .filter(finalizers::presentOn)
+        .flatMap(parent -> finalizers.remove(parentResource, parent)
+            .doOnNext(updated -> LOG.info("{} {} is deleted: removed its finalizer from {}", KIND, name(),
+                describe(parent)))
+            .onErrorResume(e -> {
+              LOG.error("{} {} is deleted but its finalizer could not be removed from {}: {}", KIND, name(),
+                  describe(parent), e.getMessage());
+              return Mono.empty();
+            }), RETIRE_WRITES_IN_PARALLEL)
+        .then();
   }
 
   /** Gives back the informers and ends the workers; under the lifecycle lock. */

@@ -3,9 +3,12 @@ package dev.metareactor.engine.controller.composite;
 import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.HookSpec;
+import dev.metareactor.engine.controller.ChildClaimer;
+import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.DesiredChild;
+import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.HookCaller;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.discovery.ApiResource;
@@ -14,12 +17,13 @@ import dev.metareactor.engine.hook.ObjectMapKeys;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.selector.LabelSelector;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -33,40 +37,61 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * One sync of one parent of a CompositeController: read the parent and its children from the informer caches,
- * call the sync hook, converge the children, write the parent's status.
+ * One sync of one parent of a CompositeController, in upstream's order:
  *
- * <p>Reads come only from caches; the status write is skipped when the cached status already equals the new one,
- * so a steady-state resync makes no API call at all. Nothing of a malformed hook response is applied.
+ * <ol>
+ *   <li>the parent from the informer cache (gone, or not this controller's: done);</li>
+ *   <li>the finalizer: added when the controller has a finalize hook, removed when it has none;</li>
+ *   <li>the parent's child selector ({@code spec.selector}, or {@code controller-uid} with
+ *       {@code generateSelector}) and the claim of its children ({@link ChildClaimer});</li>
+ *   <li>the hook: {@code finalize} when the parent is being deleted or no longer matches
+ *       {@code parentResource.labelSelector} and the controller has a finalize hook, else {@code sync};</li>
+ *   <li>the whole answer is checked before anything is written: every desired child of a declared type, in the
+ *       parent's namespace, matching the parent's selector; an answer that fails any check writes nothing;</li>
+ *   <li>children are converged ({@link ChildrenManager}) unless the parent is being deleted and either it is
+ *       not held by our finalizer or the garbage collector is working on it;</li>
+ *   <li>the status (the hook's, plus {@code observedGeneration}) replaces the parent's, written only when it
+ *       differs from the cached one;</li>
+ *   <li>when finalizing and the hook answered {@code finalized: true}, the finalizer is removed.</li>
+ * </ol>
+ *
+ * <p>Reads come from the informer caches only (the claim's one check before adopting aside), so a steady-state
+ * resync makes no API request at all.
  */
 final class CompositeSync {
 
   private static final Logger LOG = LoggerFactory.getLogger(CompositeSync.class);
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
+  /** The hooks a CompositeController may call; {@code null} where it has none. */
+  record Hooks(HookCaller syncHook, HookCaller finalizeHook) {}
+
   private final CompositeControllerSpec spec;
   private final JsonNode controllerObject;
   private final ApiResource parentResource;
   private final InformerLease parents;
   private final List<ChildType> childTypes;
-  private final HookCaller syncHook;
-  private final HookSpec.HookVersion hookVersion;
+  private final Hooks hooks;
+  private final ChildClaimer claimer;
   private final ChildrenManager children;
+  private final Finalizers finalizers;
   private final ApiWriter api;
   private final KubernetesSerialization json;
   private final Predicate<GenericKubernetesResource> responsible;
 
   CompositeSync(CompositeControllerSpec spec, JsonNode controllerObject, ApiResource parentResource,
-      InformerLease parents, List<ChildType> childTypes, HookCaller syncHook, ChildrenManager children, ApiWriter api,
-      KubernetesSerialization json, Predicate<GenericKubernetesResource> responsible) {
+      InformerLease parents, List<ChildType> childTypes, Hooks hooks, ChildClaimer claimer, ChildrenManager children,
+      Finalizers finalizers, ApiWriter api, KubernetesSerialization json,
+      Predicate<GenericKubernetesResource> responsible) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.childTypes = List.copyOf(childTypes);
-    this.syncHook = Objects.requireNonNull(syncHook, "syncHook");
-    this.hookVersion = spec.syncHook().map(HookSpec::version).orElse(HookSpec.HookVersion.V1);
+    this.hooks = Objects.requireNonNull(hooks, "hooks");
+    this.claimer = Objects.requireNonNull(claimer, "claimer");
     this.children = Objects.requireNonNull(children, "children");
+    this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
     this.api = Objects.requireNonNull(api, "api");
     this.json = Objects.requireNonNull(json, "json");
     this.responsible = Objects.requireNonNull(responsible, "responsible");
@@ -88,48 +113,62 @@ final class CompositeSync {
     if (found.isEmpty()) {
       return Mono.just(Optional.empty());
     }
-    GenericKubernetesResource parent = found.get();
+    return syncFinalizer(found.get())
+        .filter(responsible) // removing our finalizer may have made the parent none of our business
+        .flatMap(this::syncParent)
+        .defaultIfEmpty(Optional.empty());
+  }
+
+  private Mono<GenericKubernetesResource> syncFinalizer(GenericKubernetesResource parent) {
+    if (hooks.finalizeHook() == null) {
+      return finalizers.remove(parentResource, parent);
+    }
+    if (parent.getMetadata().getDeletionTimestamp() == null) {
+      return finalizers.add(parentResource, parent);
+    }
+    return Mono.just(parent);
+  }
+
+  private Mono<Optional<Duration>> syncParent(GenericKubernetesResource parent) {
+    boolean finalizing = hooks.finalizeHook() != null && (parent.getMetadata().getDeletionTimestamp() != null
+        || !spec.parentSelector().matches(parent.getMetadata().getLabels()));
+    HookCaller hook = finalizing ? hooks.finalizeHook() : hooks.syncHook();
+    if (hook == null) {
+      return Mono.error(new IllegalStateException("sync hook not defined for " + CompositeController.KIND + " "
+          + spec.name()));
+    }
+    LabelSelector selector = ChildSelector.of(parent, spec.generateSelector(), json);
     ObjectNode parentJson = json.convertValue(parent, ObjectNode.class);
-    Map<ChildType, List<GenericKubernetesResource>> observed = observedChildren(parent);
-    ObjectNode request = request(parentJson, observed);
     HookCaller.RootObject root = new HookCaller.RootObject(parent.getKind(),
         Objects.requireNonNullElse(parent.getMetadata().getNamespace(), ""), parent.getMetadata().getName());
-    return syncHook.call(request, root)
-        .map(body -> SyncResponse.parse(body, "children", unknownFields(),
-            field -> LOG.debug("sync hook of {} answered unknown field {} for {}", spec.name(), field, key)))
-        .flatMap(response -> apply(parent, parentJson, observed, response));
+    return claimer.claim(parent, parentResource, selector, childTypes)
+        .flatMap(observed -> hook.call(request(parentJson, observed, finalizing), root)
+            .map(body -> SyncResponse.parse(body, "children", unknownFields(finalizing),
+                field -> LOG.debug("{} hook of {} answered unknown field {} for {}", finalizing ? "finalize" : "sync",
+                    spec.name(), field, root)))
+            .flatMap(response -> apply(parent, parentJson, observed, selector, response, finalizing)));
   }
 
   private Mono<Optional<Duration>> apply(GenericKubernetesResource parent, ObjectNode parentJson,
-      Map<ChildType, List<GenericKubernetesResource>> observed, SyncResponse response) {
-    List<DesiredChild> desired = desiredChildren(parent, response.children());
-    Mono<Void> manage = parent.getMetadata().getDeletionTimestamp() == null
-        ? children.manage(parent, observed, desired)
-        : Mono.empty();
-    // Status is written even when some child writes failed, as Metacontroller does; the failure is reported after.
+      Map<ChildType, List<GenericKubernetesResource>> observed, LabelSelector selector, SyncResponse response,
+      boolean finalizing) {
+    List<DesiredChild> desired = desiredChildren(parent, response.children(), selector);
+    boolean deleting = parent.getMetadata().getDeletionTimestamp() != null;
+    boolean finalized = finalizing && response.finalized();
+    boolean manageChildren = !finalized
+        && (!deleting || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(parent)));
+    Mono<Void> manage = manageChildren ? children.manage(parent, observed, desired) : Mono.empty();
+    // Status is written even when some child writes failed, as upstream does; the failure is reported after.
     return manage.materialize()
         .flatMap(childSignal -> updateStatus(parent, parentJson, response.status())
+            .flatMap(latest -> finalized ? finalizers.remove(parentResource, latest).then() : Mono.<Void>empty())
             .then(childSignal.hasError() ? Mono.error(childSignal.getThrowable()) : Mono.empty()))
         .then(Mono.just(Optional.ofNullable(response.resyncAfter())));
   }
 
-  private Map<ChildType, List<GenericKubernetesResource>> observedChildren(GenericKubernetesResource parent) {
-    Map<ChildType, List<GenericKubernetesResource>> observed = new LinkedHashMap<>();
-    String namespace = parent.getMetadata().getNamespace();
-    for (ChildType type : childTypes) {
-      List<GenericKubernetesResource> owned = new ArrayList<>();
-      for (GenericKubernetesResource child : type.informer().controlledBy(parent.getMetadata().getUid())) {
-        // A namespaced parent can only own children in its own namespace.
-        if (!parentResource.namespaced() || Objects.equals(namespace, child.getMetadata().getNamespace())) {
-          owned.add(child);
-        }
-      }
-      observed.put(type, owned);
-    }
-    return observed;
-  }
-
-  private ObjectNode request(ObjectNode parentJson, Map<ChildType, List<GenericKubernetesResource>> observed) {
+  private ObjectNode request(ObjectNode parentJson, Map<ChildType, List<GenericKubernetesResource>> observed,
+      boolean finalizing) {
+    HookSpec.HookVersion version = versionOf(finalizing);
     ObjectNode request = NODES.objectNode();
     request.set("controller", controllerObject);
     request.set("parent", parentJson);
@@ -137,60 +176,97 @@ final class CompositeSync {
     observed.forEach((type, objects) -> {
       ObjectNode group = childMap.putObject(ObjectMapKeys.groupKey(type.resource().kind(), type.resource().apiVersion()));
       for (GenericKubernetesResource child : objects) {
-        group.set(ObjectMapKeys.objectKey(hookVersion, parentResource.namespaced(), child.getMetadata().getNamespace(),
+        group.set(ObjectMapKeys.objectKey(version, parentResource.namespaced(), child.getMetadata().getNamespace(),
             child.getMetadata().getName()), json.convertValue(child, ObjectNode.class));
       }
     });
     request.putObject("related");
-    request.put("finalizing", false);
+    request.put("finalizing", finalizing);
     return request;
   }
 
-  /** Checks and completes the hook's children: declared type, namespace, selector label. */
-  private List<DesiredChild> desiredChildren(GenericKubernetesResource parent, List<ObjectNode> objects) {
+  /**
+   * Checks and completes the hook's children: a declared type, the parent's namespace (filled in when absent),
+   * the {@code controller-uid} label with {@code generateSelector}, labels that match the parent's selector, no
+   * two children with the same type and name. Any problem rejects the whole answer.
+   */
+  private List<DesiredChild> desiredChildren(GenericKubernetesResource parent, List<ObjectNode> objects,
+      LabelSelector selector) {
     String parentNamespace = Objects.requireNonNullElse(parent.getMetadata().getNamespace(), "");
     List<DesiredChild> desired = new ArrayList<>(objects.size());
+    Map<String, Integer> seen = new HashMap<>();
     for (int i = 0; i < objects.size(); i++) {
       ObjectNode child = objects.get(i).deepCopy();
       String apiVersion = child.get("apiVersion").stringValue();
       String kind = child.get("kind").stringValue();
       ChildType type = childTypes.stream().filter(t -> t.accepts(apiVersion, kind)).findFirst()
           .orElseThrow(() -> new HookResponseException("children: " + kind + " " + apiVersion
-              + " is not declared in spec.childResources of CompositeController " + spec.name()));
+              + " is not declared in spec.childResources of " + CompositeController.KIND + " " + spec.name()));
       ObjectNode metadata = (ObjectNode) child.get("metadata");
+      String name = metadata.get("name").stringValue();
       String namespace = metadata.path("namespace").asString("");
       if (type.resource().namespaced()) {
         if (namespace.isEmpty()) {
+          if (!parentResource.namespaced()) {
+            throw new HookResponseException("children: " + kind + " " + name + " has no metadata.namespace (its "
+                + "parent is cluster-scoped, so the namespace cannot be inferred)");
+          }
           metadata.put("namespace", parentNamespace);
+          namespace = parentNamespace;
         } else if (parentResource.namespaced() && !namespace.equals(parentNamespace)) {
-          throw new HookResponseException("children: " + kind + " " + metadata.get("name").stringValue()
-              + " is in namespace " + namespace + " but its parent is in " + parentNamespace
-              + " (an owner must be in the same namespace as what it owns)");
+          throw new HookResponseException("children: " + kind + " " + name + " is in namespace " + namespace
+              + " but its parent is in " + parentNamespace + " (an owner must be in the same namespace as what it "
+              + "owns)");
         }
       } else if (!namespace.isEmpty()) {
         metadata.remove("namespace");
       } else if (parentResource.namespaced()) {
-        throw new HookResponseException("children: cluster-scoped " + kind + " " + metadata.get("name").stringValue()
+        throw new HookResponseException("children: cluster-scoped " + kind + " " + name
             + " cannot be owned by a namespaced parent");
       }
       if (spec.generateSelector()) {
         ObjectNode labels = metadata.has("labels") && metadata.get("labels").isObject()
             ? (ObjectNode) metadata.get("labels") : metadata.putObject("labels");
-        if (!labels.has("controller-uid")) {
-          labels.put("controller-uid", parent.getMetadata().getUid());
+        if (!labels.has(ChildSelector.CONTROLLER_UID_LABEL)) {
+          labels.put(ChildSelector.CONTROLLER_UID_LABEL, parent.getMetadata().getUid());
         }
+      }
+      Map<String, String> labels = labelsOf(metadata);
+      if (!selector.matches(labels)) {
+        throw new HookResponseException("labels on desired child " + kind + " " + describe(namespace, name)
+            + " don't match parent selector (" + selector + "); it would be orphaned at once");
+      }
+      Integer previous = seen.put(apiVersion + " " + kind + " " + namespace + "/" + name, i);
+      if (previous != null) {
+        throw new HookResponseException("children[" + previous + "] and children[" + i + "] are both " + kind + " "
+            + describe(namespace, name));
       }
       desired.add(new DesiredChild(type, child));
     }
     return desired;
   }
 
-  private Mono<Void> updateStatus(GenericKubernetesResource parent, ObjectNode parentJson, ObjectNode hookStatus) {
+  private static Map<String, String> labelsOf(ObjectNode metadata) {
+    JsonNode labels = metadata.get("labels");
+    if (labels == null || !labels.isObject()) {
+      return Map.of();
+    }
+    Map<String, String> result = new HashMap<>();
+    labels.properties().forEach(label -> result.put(label.getKey(), label.getValue().asString()));
+    return result;
+  }
+
+  /**
+   * Replaces the parent's status when it differs from the cached one; completes with the parent as written (or as
+   * given when nothing was written), or empty when the parent is gone.
+   */
+  private Mono<GenericKubernetesResource> updateStatus(GenericKubernetesResource parent, ObjectNode parentJson,
+      ObjectNode hookStatus) {
     ObjectNode status = hookStatus == null ? NODES.objectNode() : hookStatus.deepCopy();
     Long generation = parent.getMetadata().getGeneration();
     status.put("observedGeneration", generation == null ? 0L : generation);
     if (JsonEquality.equal(status, parentJson.get("status"))) {
-      return Mono.empty();
+      return Mono.just(parent);
     }
     ObjectNode updated = parentJson.deepCopy();
     updated.set("status", status);
@@ -199,20 +275,30 @@ final class CompositeSync {
         ? api.updateStatus(parentResource, object)
         : api.update(parentResource, object);
     return write
-        .onErrorResume(e -> e instanceof KubernetesClientException k && (k.getCode() == 404 || k.getCode() == 409),
-            e -> Mono.empty())
-        .onErrorMap(e -> new IllegalStateException("can't update status: " + e.getMessage(), e))
-        .then();
+        .onErrorResume(e -> e instanceof KubernetesClientException k && k.getCode() == 404, e -> Mono.empty())
+        .onErrorMap(e -> !(e instanceof KubernetesClientException k && k.getCode() == 409),
+            e -> new IllegalStateException("can't update status: " + e.getMessage(), e));
   }
 
-  private SyncResponse.UnknownFields unknownFields() {
-    String mode = spec.syncHook().map(h -> h.webhook().path("responseUnMarshallMode").asString("")).orElse("");
+  private HookSpec.HookVersion versionOf(boolean finalizing) {
+    Optional<HookSpec> hook = finalizing ? spec.finalizeHook() : spec.syncHook();
+    return hook.map(HookSpec::version).orElse(HookSpec.HookVersion.V1);
+  }
+
+  private SyncResponse.UnknownFields unknownFields(boolean finalizing) {
+    Optional<HookSpec> hookSpec = finalizing ? spec.finalizeHook() : spec.syncHook();
+    String mode = hookSpec.map(h -> h.webhook().path("responseUnMarshallMode").asString("")).orElse("");
     if (mode.equals("strict")) {
       return SyncResponse.UnknownFields.STRICT;
     }
     if (mode.equals("loose")) {
       return SyncResponse.UnknownFields.LOOSE;
     }
-    return hookVersion == HookSpec.HookVersion.V2 ? SyncResponse.UnknownFields.STRICT : SyncResponse.UnknownFields.LOOSE;
+    return hookSpec.map(HookSpec::version).orElse(HookSpec.HookVersion.V1) == HookSpec.HookVersion.V2
+        ? SyncResponse.UnknownFields.STRICT : SyncResponse.UnknownFields.LOOSE;
+  }
+
+  private static String describe(String namespace, String name) {
+    return namespace == null || namespace.isEmpty() ? name : namespace + "/" + name;
   }
 }
