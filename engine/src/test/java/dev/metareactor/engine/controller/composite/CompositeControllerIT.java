@@ -7,68 +7,28 @@ import static org.awaitility.Awaitility.await;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.http.HookServer;
-import dev.metareactor.testing.k8s.LocalCluster;
-import dev.metareactor.testing.k8s.LocalKubernetes;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.OwnerReference;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * CompositeController end to end against a real API server: an engine in this JVM, a hook served by a
- * {@link HookServer}, parents of a CRD made for each test.
- *
- * <p>The hook of these tests makes one ConfigMap {@code <parent>-<name>} per entry of the parent's
- * {@code spec.names}, with {@code data.value} = {@code spec.value}, and answers the status
- * {@code {children: <desired>, observed: <children it was shown>}}.
+ * CompositeController end to end against a real API server: the sync path, update methods, the hosted-controller
+ * lifecycle, readiness and metrics, and the steady state. The hook is {@link ConfigMapHook}.
  */
-@LocalKubernetes
-class CompositeControllerIT {
-
-  private LocalCluster cluster;
-  private KubernetesClient client;
-  private EngineUnderTest engine;
-  private ConfigMapHook hook;
-  private HookServer hooks;
-  private ParentCrd parents;
-
-  @BeforeEach
-  void start(LocalCluster cluster) {
-    this.cluster = cluster;
-    this.client = cluster.client();
-    this.hook = new ConfigMapHook();
-    this.hooks = HookServer.builder().route("/sync", hook).start();
-    this.engine = EngineUnderTest.start(cluster);
-  }
-
-  @AfterEach
-  void stop() {
-    engine.close();
-    hooks.close();
-  }
+class CompositeControllerIT extends CompositeTestBase {
 
   @Test
   void syncCreatesChildrenWritesStatusAndUpdatesChildrenInPlace() {
     parents = ParentCrd.create(cluster, "Web");
-    String controller = controller(parents, "InPlace", hooks.url("/sync"), "");
+    String controller = controller(parents, "InPlace", "");
     GenericKubernetesResource parent = createParent("web", List.of("a", "b"), "v1");
 
     ConfigMap a = awaitChild("web-a", "v1");
@@ -85,7 +45,7 @@ class CompositeControllerIT {
     setSpec("web", List.of("a"), "v2");
     ConfigMap updated = awaitChild("web-a", "v2");
     assertThat(updated.getMetadata().getUid()).isEqualTo(a.getMetadata().getUid());
-    await().atMost(TIMEOUT).until(() -> client.configMaps().withName("web-b").get() == null);
+    awaitGone("web-b");
     await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("web"))
         .containsEntry("children", 1).containsEntry("observedGeneration", 2));
 
@@ -105,7 +65,7 @@ class CompositeControllerIT {
   @Test
   void theSyncRequestHasUpstreamsV1Shape() {
     parents = ParentCrd.create(cluster, "Page");
-    String controller = controller(parents, "InPlace", hooks.url("/sync"), "");
+    String controller = controller(parents, "InPlace", "");
     createParent("page", List.of(), "v1");
 
     await().atMost(TIMEOUT).until(() -> hook.lastRequest.containsKey("page"));
@@ -138,7 +98,7 @@ class CompositeControllerIT {
   @Test
   void onDeleteLeavesAChangedChildAloneUntilSomeoneDeletesIt() {
     parents = ParentCrd.create(cluster, "Cron");
-    controller(parents, "OnDelete", hooks.url("/sync"), "");
+    controller(parents, "OnDelete", "");
     createParent("cron", List.of("a"), "v1");
     ConfigMap before = awaitChild("cron-a", "v1");
 
@@ -156,7 +116,7 @@ class CompositeControllerIT {
   @Test
   void resyncAfterSecondsCallsTheHookAgainWithoutAnyChange() {
     parents = ParentCrd.create(cluster, "Poll");
-    controller(parents, "InPlace", hooks.url("/sync"), "");
+    controller(parents, "InPlace", "");
     hook.resyncAfterSeconds = 0.1;
     createParent("poll", List.of("a"), "v1");
     awaitChild("poll-a", "v1");
@@ -171,7 +131,7 @@ class CompositeControllerIT {
   @Test
   void recreateDeletesAChangedChildAndTheNextSyncCreatesItAgain() {
     parents = ParentCrd.create(cluster, "Job");
-    controller(parents, "Recreate", hooks.url("/sync"), "");
+    controller(parents, "Recreate", "");
     createParent("job", List.of("a"), "v1");
     ConfigMap before = awaitChild("job-a", "v1");
 
@@ -183,7 +143,7 @@ class CompositeControllerIT {
   @Test
   void aFailingHookGivesSyncErrorEventsAndTheParentRecoversWithTheHook() {
     parents = ParentCrd.create(cluster, "Site");
-    controller(parents, "InPlace", hooks.url("/sync"), "");
+    controller(parents, "InPlace", "");
     hook.failing = true;
     createParent("site", List.of("a"), "v1");
 
@@ -206,8 +166,9 @@ class CompositeControllerIT {
     ParentCrd others = ParentCrd.create(cluster, "Blog");
     ConfigMapHook otherHook = new ConfigMapHook();
     try (HookServer otherHooks = HookServer.builder().route("/sync", otherHook).start()) {
-      String stopped = controller(parents, "InPlace", hooks.url("/sync"), "");
-      controller(others, "InPlace", otherHooks.url("/sync"), "");
+      String stopped = controller(parents, "InPlace", "");
+      engine.createController(controllerYaml("cc-other-" + UUID.randomUUID().toString().substring(0, 8), others,
+          "InPlace", otherHooks.url("/sync"), ""));
       createParent("shop", List.of("a"), "v1");
       awaitChild("shop-a", "v1");
 
@@ -231,12 +192,13 @@ class CompositeControllerIT {
     ConfigMapHook secondHook = new ConfigMapHook();
     try (HookServer second = HookServer.builder()
         .route("/sync", request -> secondHook.apply(withValue(request, "from-the-second-hook"))).start()) {
-      String controller = controller(parents, "InPlace", hooks.url("/sync"), "");
+      String controller = controller(parents, "InPlace", "");
       createParent("feed", List.of("a"), "v1");
       awaitChild("feed-a", "v1");
 
       client.genericKubernetesResources(EngineUnderTest.COMPOSITE_CONTROLLERS).withName(controller).edit(cc -> {
         cc.setAdditionalProperty("spec", Map.of(
+            "generateSelector", true,
             "parentResource", Map.of("apiVersion", parents.apiVersion(), "resource", parents.plural()),
             "childResources", List.of(Map.of("apiVersion", "v1", "resource", "configmaps",
                 "updateStrategy", Map.of("method", "InPlace"))),
@@ -253,7 +215,7 @@ class CompositeControllerIT {
   @Test
   void aControllerForACrdCreatedLaterStartsByItself() {
     parents = ParentCrd.named("Gizmo");
-    String controller = controller(parents, "InPlace", hooks.url("/sync"), "");
+    String controller = controller(parents, "InPlace", "");
     await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", controller, "CreateError",
         "can't find resource gizmos in apiVersion " + parents.apiVersion()));
 
@@ -270,7 +232,7 @@ class CompositeControllerIT {
     // Valid for the CRD's schema, not for the engine: a webhook with a path but no url or service.
     engine.createController(controllerYaml(invalid, parents, "InPlace", hooks.url("/sync"), "")
         .replace("url: " + hooks.url("/sync"), "path: /sync"));
-    String valid = controller(parents, "InPlace", hooks.url("/sync"), "");
+    String valid = controller(parents, "InPlace", "");
 
     await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", invalid, "CreateError",
         "Cannot create new controller: spec.hooks.sync.webhook: invalid webhook config: must specify either a "
@@ -286,7 +248,7 @@ class CompositeControllerIT {
   @Test
   void aSteadyStateResyncOfAHundredParentsMakesNoApiRequest() {
     parents = ParentCrd.create(cluster, "Tenant");
-    controller(parents, "InPlace", hooks.url("/sync"), "  resyncPeriodSeconds: 1\n");
+    controller(parents, "InPlace", "  resyncPeriodSeconds: 1\n");
     List<String> names = IntStream.range(0, 100).mapToObj(i -> "tenant-" + i).toList();
     names.forEach(name -> createParent(name, List.of("a"), "v1"));
 
@@ -306,123 +268,4 @@ class CompositeControllerIT {
         .as("no GET at any time").isZero();
   }
 
-  // ---- helpers
-
-  /** Creates a CompositeController over {@code parentCrd} with ConfigMap children; returns its name. */
-  private String controller(ParentCrd parentCrd, String method, String url, String extraSpec) {
-    String name = "cc-" + UUID.randomUUID().toString().substring(0, 8);
-    engine.createController(controllerYaml(name, parentCrd, method, url, extraSpec));
-    return name;
-  }
-
-  private static String controllerYaml(String name, ParentCrd parentCrd, String method, String url,
-      String extraSpec) {
-    return """
-        apiVersion: metacontroller.k8s.io/v1alpha1
-        kind: CompositeController
-        metadata:
-          name: %s
-        spec:
-          parentResource:
-            apiVersion: %s
-            resource: %s
-          childResources:
-          - apiVersion: v1
-            resource: configmaps
-            updateStrategy:
-              method: %s
-          hooks:
-            sync:
-              webhook:
-                url: %s
-        """.formatted(name, parentCrd.apiVersion(), parentCrd.plural(), method, url) + extraSpec;
-  }
-
-  private GenericKubernetesResource createParent(String name, List<String> childNames, String value) {
-    return parents.in(client).resource(parents.object(cluster.namespace(), name, spec(childNames, value))).create();
-  }
-
-  private static Map<String, Object> spec(List<String> childNames, String value) {
-    Map<String, Object> spec = new HashMap<>();
-    spec.put("names", childNames);
-    spec.put("value", value);
-    return spec;
-  }
-
-  /**
-   * Replaces a parent's spec with a JSON merge patch and no resourceVersion, as {@code kubectl patch} does: the
-   * engine writes the parent's status meanwhile, and an optimistic edit would conflict with it.
-   */
-  private void setSpec(String parent, List<String> childNames, String value) {
-    parents.in(client).withName(parent).patch(PatchContext.of(PatchType.JSON_MERGE),
-        client.getKubernetesSerialization().asJson(Map.of("spec", spec(childNames, value))));
-  }
-
-  /** The request with the parent's {@code spec.value} replaced, so a hook answers with another value. */
-  private static JsonNode withValue(JsonNode request, String value) {
-    ObjectNode copy = (ObjectNode) request.deepCopy();
-    ((ObjectNode) copy.path("parent").path("spec")).put("value", value);
-    return copy;
-  }
-
-  private ConfigMap awaitChild(String name, String value) {
-    return await().atMost(TIMEOUT).until(() -> client.configMaps().withName(name).get(),
-        cm -> cm != null && value.equals(cm.getData().get("value")));
-  }
-
-  private Map<String, Object> status(String parent) {
-    return statusOf(parents.in(client).withName(parent).get());
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Map<String, Object> statusOf(GenericKubernetesResource parent) {
-    Object status = parent == null ? null : parent.getAdditionalProperties().get("status");
-    return status instanceof Map<?, ?> map ? (Map<String, Object>) map : Map.of();
-  }
-
-  /** The hook of these tests (see the class comment); counts calls per parent and fails while told to. */
-  static final class ConfigMapHook implements Function<JsonNode, JsonNode> {
-    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-    final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
-    final Map<String, JsonNode> lastRequest = new ConcurrentHashMap<>();
-    volatile boolean failing;
-    /** Answered as {@code resyncAfterSeconds} when set. */
-    volatile Double resyncAfterSeconds;
-
-    @Override
-    public JsonNode apply(JsonNode request) {
-      JsonNode parent = request.path("parent");
-      String name = parent.path("metadata").path("name").asString();
-      calls.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
-      lastRequest.put(name, request);
-      if (failing) {
-        throw new IllegalStateException("hook is down");
-      }
-      ObjectNode response = NODES.objectNode();
-      ArrayNode children = response.putArray("children");
-      for (JsonNode suffix : parent.path("spec").path("names")) {
-        ObjectNode child = children.addObject().put("apiVersion", "v1").put("kind", "ConfigMap");
-        child.putObject("metadata").put("name", name + "-" + suffix.asString());
-        child.putObject("data").put("value", parent.path("spec").path("value").asString());
-      }
-      response.putObject("status")
-          .put("children", children.size())
-          .put("observed", request.path("children").path("ConfigMap.v1").size());
-      if (resyncAfterSeconds != null) {
-        response.put("resyncAfterSeconds", resyncAfterSeconds);
-      }
-      return response;
-    }
-
-    int calls(String parent) {
-      AtomicInteger count = calls.get(parent);
-      return count == null ? 0 : count.get();
-    }
-
-    Map<String, Integer> snapshot(List<String> parents) {
-      Map<String, Integer> snapshot = new HashMap<>();
-      parents.forEach(parent -> snapshot.put(parent, calls(parent)));
-      return snapshot;
-    }
-  }
 }
