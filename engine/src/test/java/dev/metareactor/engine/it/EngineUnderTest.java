@@ -30,7 +30,7 @@ import java.util.function.Predicate;
  *
  * <p>Isolation: it starts with {@code --target-label-selector=metareactor.dev/hosted-by=<id>}, and
  * {@link #createController} labels controller objects with that id, so each test's engine hosts only its own
- * controllers even though controller objects are cluster-scoped.
+ * controllers even though controller objects are cluster-scoped. {@link #startHostingAll} is the exception.
  */
 public final class EngineUnderTest implements AutoCloseable {
 
@@ -56,15 +56,29 @@ public final class EngineUnderTest implements AutoCloseable {
 
   /** Installs Metacontroller's CRDs (once per JVM) and starts an engine with the default flags plus {@code flags}. */
   public static EngineUnderTest start(LocalCluster cluster, String... flags) {
-    installCrds(cluster);
     String id = UUID.randomUUID().toString().substring(0, 12);
+    return start(cluster, id, List.of("--target-label-selector=" + HOSTED_BY + "=" + id), flags);
+  }
+
+  /**
+   * Like {@link #start}, but without a target label selector: the engine hosts every controller object in the
+   * cluster, as a user's engine does. For tests whose controllers come from elsewhere (kubectl, an example's
+   * script) and so carry no {@link #HOSTED_BY} label. Controllers other tests leave behind are hosted too, so run
+   * no two such engines at once.
+   */
+  public static EngineUnderTest startHostingAll(LocalCluster cluster, String... flags) {
+    return start(cluster, "all", List.of(), flags);
+  }
+
+  private static EngineUnderTest start(LocalCluster cluster, String id, List<String> selector, String... flags) {
+    installCrds(cluster);
     List<String> args = new ArrayList<>(List.of(
         "--kubeconfig=" + cluster.kubeconfig(),
         "--metrics-address=127.0.0.1:0",
         "--health-probe-bind-address=127.0.0.1:0",
         "--discovery-interval=500ms",
-        "--shutdown-timeout=10s",
-        "--target-label-selector=" + HOSTED_BY + "=" + id));
+        "--shutdown-timeout=10s"));
+    args.addAll(selector);
     args.addAll(List.of(flags));
     return new EngineUnderTest(cluster, id, Engine.start(EngineCommand.parse(args.toArray(String[]::new))));
   }
