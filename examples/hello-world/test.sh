@@ -28,6 +28,7 @@ TIMEOUT=${TIMEOUT:-60}
 # The garbage collector of kube-controller-manager notices a CRD created after
 # it started only at its next discovery resync (every 30 s).
 GC_TIMEOUT=$(( TIMEOUT + 60 ))
+# Fully qualified everywhere: a short name like "hello" can resolve to another group's Hello in a shared cluster.
 CRD=hellos.examples.metareactor.dev
 CONTROLLER=hello-world
 PARENT=hello
@@ -51,11 +52,11 @@ cleanup() {
   if ! $OK; then
     log "FAILED (exit $rc)"
     log "---- hook log ($HOOK_CMD) ----"; tail -n 30 "$HOOK_LOG" >&2
-    log "---- Hello $NAMESPACE/$PARENT ----"; kn get hello "$PARENT" -o yaml >&2 2>/dev/null
+    log "---- Hello $NAMESPACE/$PARENT ----"; kn get "$CRD" "$PARENT" -o yaml >&2 2>/dev/null
     log "---- events in $NAMESPACE ----"; kn get events --sort-by=.lastTimestamp 2>/dev/null | tail -n 20 >&2
   fi
   log "cleaning up"
-  kn delete hello "$PARENT" --ignore-not-found --wait=false >/dev/null 2>&1
+  kn delete "$CRD" "$PARENT" --ignore-not-found --wait=false >/dev/null 2>&1
   $CREATED_CONTROLLER && k delete compositecontroller "$CONTROLLER" --ignore-not-found >/dev/null
   $CREATED_CRD && k delete crd "$CRD" --ignore-not-found >/dev/null
   if [[ -n $HOOK_PID ]]; then
@@ -100,11 +101,11 @@ greeting_is() { [[ $(jsonpath configmap "$CHILD" '{.data.greeting}') == "$1" ]];
 status_is() {
   local greeting observed generation
   IFS='|' read -r greeting observed generation \
-    < <(jsonpath hello "$PARENT" '{.status.greeting}|{.status.observedGeneration}|{.metadata.generation}') || true
+    < <(jsonpath "$CRD" "$PARENT" '{.status.greeting}|{.status.observedGeneration}|{.metadata.generation}') || true
   [[ $greeting == "$1" && -n $observed && $observed == "$generation" ]]
 }
 
-observed_children_is() { [[ $(jsonpath hello "$PARENT" '{.status.observedChildren}') == "$1" ]]; }
+observed_children_is() { [[ $(jsonpath "$CRD" "$PARENT" '{.status.observedChildren}') == "$1" ]]; }
 
 child_gone() { ! kn get configmap "$CHILD" >/dev/null 2>&1; }
 
@@ -153,7 +154,7 @@ hook_listening() {
     status_is 'Hello, World!'
 
   log "changing who to Metareactor"
-  kn patch hello "$PARENT" --type=merge -p '{"spec":{"who":"Metareactor"}}' >/dev/null
+  kn patch "$CRD" "$PARENT" --type=merge -p '{"spec":{"who":"Metareactor"}}' >/dev/null
   wait_for "$TIMEOUT" "ConfigMap $CHILD with greeting 'Hello, Metareactor!'" greeting_is 'Hello, Metareactor!'
   wait_for "$TIMEOUT" "status.greeting 'Hello, Metareactor!' with the new observedGeneration" \
     status_is 'Hello, Metareactor!'
@@ -161,7 +162,7 @@ hook_listening() {
   wait_for "$TIMEOUT" "status.observedChildren 1" observed_children_is 1
 
   log "deleting Hello $NAMESPACE/$PARENT"
-  kn delete hello "$PARENT" >/dev/null
+  kn delete "$CRD" "$PARENT" >/dev/null
   wait_for "$GC_TIMEOUT" "ConfigMap $CHILD to be deleted with its parent" child_gone
 
   OK=true
