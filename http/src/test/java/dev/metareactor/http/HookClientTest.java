@@ -295,8 +295,9 @@ class HookClientTest extends ScriptedHookTest {
 
     assertThat(server.requests()).hasSize(20);
     // A call completes when its body is read; the connection goes back to the pool a moment later, so the next
-    // call may occasionally open a second one. Without keep-alive it would be 20.
-    assertThat(server.connectionsOpened()).isLessThanOrEqualTo(2);
+    // call may open another one now and then (three were seen on a loaded machine). Without keep-alive it would be
+    // 20; most calls must have reused a connection.
+    assertThat(server.connectionsOpened()).isLessThanOrEqualTo(5);
   }
 
   @Test
