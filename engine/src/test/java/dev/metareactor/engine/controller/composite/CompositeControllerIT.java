@@ -96,6 +96,40 @@ class CompositeControllerIT extends CompositeTestBase {
   }
 
   @Test
+  void v2HooksSeeNamespaceSlashNameKeysAndAreStrictWhereV1IsLoose() {
+    ParentCrd v1 = ParentCrd.create(cluster, "Loose");
+    parents = ParentCrd.create(cluster, "Strict");
+    // Both hooks answer a field no version knows.
+    try (HookServer extra = HookServer.builder()
+        .route("/sync", request -> ((ObjectNode) hook.apply(request)).put("unknownField", 1)).start()) {
+      engine.createController(controllerYaml("cc-v1-" + UUID.randomUUID().toString().substring(0, 6), v1, "InPlace",
+          extra.url("/sync"), ""));
+      engine.createController(controllerYaml("cc-v2-" + UUID.randomUUID().toString().substring(0, 6), parents,
+          "InPlace", extra.url("/sync"), "").replace("    sync:\n", "    sync:\n      version: v2\n"));
+      v1.in(client).resource(v1.object(cluster.namespace(), "loose", spec(List.of("a"), "v1"))).create();
+      createParent("strict", List.of("a"), "v1");
+
+      awaitChild("loose-a", "v1");
+      await().atMost(TIMEOUT).until(() -> hasSyncError("strict",
+          "strict validation failed: unknown field \"unknownField\""));
+      assertThat(client.configMaps().withName("strict-a").get()).isNull();
+      assertThat(hook.lastRequest.get("loose").path("children").path("ConfigMap.v1").propertyNames())
+          .containsExactly("loose-a");
+      assertThat(hook.lastRequest.get("strict").path("children").path("ConfigMap.v1").isEmpty()).isTrue();
+    }
+    // A v2 hook that answers cleanly sees its children keyed namespace/name.
+    try (HookServer clean = HookServer.builder().route("/sync", hook).start()) {
+      ParentCrd keys = ParentCrd.create(cluster, "Keys");
+      engine.createController(controllerYaml("cc-keys-" + UUID.randomUUID().toString().substring(0, 6), keys,
+          "InPlace", clean.url("/sync"), "").replace("    sync:\n", "    sync:\n      version: v2\n"));
+      keys.in(client).resource(keys.object(cluster.namespace(), "keys", spec(List.of("a"), "v1"))).create();
+      awaitChild("keys-a", "v1");
+      await().atMost(TIMEOUT).until(() -> hook.lastRequest.get("keys").path("children").path("ConfigMap.v1")
+          .has(cluster.namespace() + "/keys-a"));
+    }
+  }
+
+  @Test
   void onDeleteLeavesAChangedChildAloneUntilSomeoneDeletesIt() {
     parents = ParentCrd.create(cluster, "Cron");
     controller(parents, "OnDelete", "");
