@@ -1,5 +1,6 @@
 package dev.metareactor.engine.hook;
 
+import dev.metareactor.engine.api.HookSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +32,19 @@ public record SyncResponse(ObjectNode status, List<ObjectNode> children, Duratio
     /** Logged and ignored (the default for v1 hooks). */
     LOOSE,
     /** Rejected (the default for v2 hooks). */
-    STRICT
+    STRICT;
+
+    /** A hook's mode: its webhook's {@code responseUnMarshallMode}, else strict for v2 and loose for v1. */
+    public static UnknownFields of(HookSpec hook) {
+      String mode = hook.webhook().path("responseUnMarshallMode").asString("");
+      if (mode.equals("strict")) {
+        return STRICT;
+      }
+      if (mode.equals("loose")) {
+        return LOOSE;
+      }
+      return hook.version() == HookSpec.HookVersion.V2 ? STRICT : LOOSE;
+    }
   }
 
   /**

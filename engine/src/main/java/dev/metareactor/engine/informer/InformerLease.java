@@ -32,6 +32,9 @@ public interface InformerLease extends AutoCloseable {
   /** Every cached object. */
   List<GenericKubernetesResource> list();
 
+  /** The cached objects of one namespace (from the informer's namespace index). */
+  List<GenericKubernetesResource> inNamespace(String namespace);
+
   /**
    * Changes from now on, preceded by an {@code ADDED} event for each object already cached. Each subscription
    * registers its own handler; cancelling removes it. Handlers run on the informer's thread and must not block:

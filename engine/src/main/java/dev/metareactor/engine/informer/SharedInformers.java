@@ -131,6 +131,11 @@ public final class SharedInformers implements AutoCloseable {
     }
 
     @Override
+    public List<GenericKubernetesResource> inNamespace(String namespace) {
+      return shared.informer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace);
+    }
+
+    @Override
     public List<GenericKubernetesResource> list() {
       return shared.informer.getStore().list();
     }

@@ -13,6 +13,7 @@ import dev.metareactor.engine.controller.HookCaller;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.RetryAfterException;
 import dev.metareactor.engine.controller.WriteConflicts;
+import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.events.EventRecorder;
@@ -87,6 +88,7 @@ public final class CompositeController implements HostedController {
   private final CompositeControllerSpec spec;
   private final Optional<WebhookSpec> syncWebhook;
   private final Optional<WebhookSpec> finalizeWebhook;
+  private final Optional<WebhookSpec> customizeWebhook;
   private final ControllerContext context;
   private final Finalizers finalizers;
 
@@ -99,17 +101,19 @@ public final class CompositeController implements HostedController {
   private KeyedWorkQueue<ParentKey> queue;
   private InformerLease parents;
   private CompositeRouter router;
+  private RelatedObjects related;
   private CompositeSync sync;
   private Disposable workers;
 
   private CompositeController(GenericKubernetesResource controllerObject, ObjectNode controllerJson,
       CompositeControllerSpec spec, Optional<WebhookSpec> syncWebhook, Optional<WebhookSpec> finalizeWebhook,
-      ControllerContext context) {
+      Optional<WebhookSpec> customizeWebhook, ControllerContext context) {
     this.controllerObject = controllerObject;
     this.controllerJson = controllerJson;
     this.spec = spec;
     this.syncWebhook = syncWebhook;
     this.finalizeWebhook = finalizeWebhook;
+    this.customizeWebhook = customizeWebhook;
     this.context = context;
     this.finalizers = new Finalizers(spec.finalizerName(), context.api(), context.json());
   }
@@ -124,7 +128,9 @@ public final class CompositeController implements HostedController {
     CompositeControllerSpec spec = CompositeControllerSpec.parse(json);
     Optional<WebhookSpec> sync = spec.syncHook().map(hook -> webhook(hook, "spec.hooks.sync.webhook"));
     Optional<WebhookSpec> finalize = spec.finalizeHook().map(hook -> webhook(hook, "spec.hooks.finalize.webhook"));
-    return new CompositeController(object, json, spec, sync, finalize, context);
+    Optional<WebhookSpec> customize = spec.customizeHook()
+        .map(hook -> webhook(hook, "spec.hooks.customize.webhook"));
+    return new CompositeController(object, json, spec, sync, finalize, customize, context);
   }
 
   private static WebhookSpec webhook(HookSpec hook, String field) {
@@ -220,11 +226,14 @@ public final class CompositeController implements HostedController {
         }
         queue = KeyedWorkQueue.create(WorkQueueOptions.of(KIND + "-" + name(), name(), context.options()),
             context.meters());
-        router = new CompositeRouter(spec, parentResource, parents, queue::add, context.json());
+        related = new RelatedObjects(KIND, name(), controllerJson, hook("customize", customizeWebhook),
+            spec.customizeHook(), parentResource, context, queue::add);
+        router = new CompositeRouter(spec, parentResource, parents, queue::add, related::forget, context.json());
         sync = new CompositeSync(spec, controllerJson, parentResource, parents, childTypes,
             new CompositeSync.Hooks(hook("sync", syncWebhook), hook("finalize", finalizeWebhook)),
-            new ChildClaimer(context.api(), context.json()), new ChildrenManager(context.api(), context.json()),
-            finalizers, context.api(), context.json(), router::responsibleFor);
+            new ChildClaimer(context.api(), context.json()), related,
+            new ChildrenManager(context.api(), context.json()), finalizers, context.api(), context.json(),
+            router::responsibleFor);
         subscriptions.add(parents.events().subscribe(guarded("parent", router::onParentEvent)));
         for (ChildType type : childTypes) {
           subscriptions.add(type.informer().events().subscribe(guarded("child", router::onChildEvent)));
@@ -301,6 +310,10 @@ public final class CompositeController implements HostedController {
         })
         .onErrorResume(WriteConflicts::only, e -> {
           LOG.debug("{} {}: a write for {} conflicted with a newer change; syncing again", KIND, name(), key);
+          return Mono.just(Outcome.failed());
+        })
+        .onErrorResume(RelatedObjects.NotSyncedException.class, e -> {
+          LOG.debug("{} {}: {}; syncing {} again", KIND, name(), e.getMessage(), key);
           return Mono.just(Outcome.failed());
         })
         .onErrorResume(e -> {
@@ -388,6 +401,9 @@ public final class CompositeController implements HostedController {
   private void release() {
     subscriptions.forEach(Disposable::dispose);
     subscriptions.clear();
+    if (related != null) {
+      related.close();
+    }
     if (workers != null) {
       workers.dispose();
     }

@@ -26,6 +26,7 @@ import java.util.function.Consumer;
  *       {@code ignoreStatusChanges}, an update that changed nothing but status is dropped (resyncs are kept).</li>
  *   <li>A child event enqueues the parent its ControllerRef points to, found by name in the parent cache and
  *       checked by UID. An update that moved a child from one parent to another enqueues both.</li>
+ *   <li>A deleted parent is forgotten by what keeps state per parent (its related-object rules).</li>
  *   <li>An orphan's event enqueues the parents that may adopt it: those whose selector matches its labels, found
  *       in a {@link SelectorIndex} of the parents (kept up to date from the parent events), never by testing every
  *       parent's selector.</li>
@@ -37,15 +38,17 @@ final class CompositeRouter {
   private final ApiResource parentResource;
   private final InformerLease parents;
   private final Consumer<ParentKey> enqueue;
+  private final Consumer<ParentKey> gone;
   private final KubernetesSerialization json;
   private final SelectorIndex<ParentKey> selectors = new SelectorIndex<>();
 
   CompositeRouter(CompositeControllerSpec spec, ApiResource parentResource, InformerLease parents,
-      Consumer<ParentKey> enqueue, KubernetesSerialization json) {
+      Consumer<ParentKey> enqueue, Consumer<ParentKey> gone, KubernetesSerialization json) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.enqueue = Objects.requireNonNull(enqueue, "enqueue");
+    this.gone = Objects.requireNonNull(gone, "gone");
     this.json = Objects.requireNonNull(json, "json");
   }
 
@@ -57,6 +60,9 @@ final class CompositeRouter {
       fileSelector(key, parent);
     } else {
       selectors.remove(key);
+    }
+    if (event.type() == ObjectEvent.Type.DELETED) {
+      gone.accept(key);
     }
     if (!responsible) {
       return;

@@ -11,6 +11,7 @@ import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.HookCaller;
 import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.ObjectMapKeys;
@@ -44,6 +45,7 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>the finalizer: added when the controller has a finalize hook, removed when it has none;</li>
  *   <li>the parent's child selector ({@code spec.selector}, or {@code controller-uid} with
  *       {@code generateSelector}) and the claim of its children ({@link ChildClaimer});</li>
+ *   <li>its related objects, when the controller has a customize hook ({@link RelatedObjects});</li>
  *   <li>the hook: {@code finalize} when the parent is being deleted or no longer matches
  *       {@code parentResource.labelSelector} and the controller has a finalize hook, else {@code sync};</li>
  *   <li>the whole answer is checked before anything is written: every desired child of a declared type, in the
@@ -73,6 +75,7 @@ final class CompositeSync {
   private final List<ChildType> childTypes;
   private final Hooks hooks;
   private final ChildClaimer claimer;
+  private final RelatedObjects related;
   private final ChildrenManager children;
   private final Finalizers finalizers;
   private final ApiWriter api;
@@ -80,8 +83,8 @@ final class CompositeSync {
   private final Predicate<GenericKubernetesResource> responsible;
 
   CompositeSync(CompositeControllerSpec spec, JsonNode controllerObject, ApiResource parentResource,
-      InformerLease parents, List<ChildType> childTypes, Hooks hooks, ChildClaimer claimer, ChildrenManager children,
-      Finalizers finalizers, ApiWriter api, KubernetesSerialization json,
+      InformerLease parents, List<ChildType> childTypes, Hooks hooks, ChildClaimer claimer, RelatedObjects related,
+      ChildrenManager children, Finalizers finalizers, ApiWriter api, KubernetesSerialization json,
       Predicate<GenericKubernetesResource> responsible) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
@@ -90,6 +93,7 @@ final class CompositeSync {
     this.childTypes = List.copyOf(childTypes);
     this.hooks = Objects.requireNonNull(hooks, "hooks");
     this.claimer = Objects.requireNonNull(claimer, "claimer");
+    this.related = Objects.requireNonNull(related, "related");
     this.children = Objects.requireNonNull(children, "children");
     this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
     this.api = Objects.requireNonNull(api, "api");
@@ -115,7 +119,7 @@ final class CompositeSync {
     }
     return syncFinalizer(found.get())
         .filter(responsible) // removing our finalizer may have made the parent none of our business
-        .flatMap(this::syncParent)
+        .flatMap(parent -> syncParent(key, parent))
         .defaultIfEmpty(Optional.empty());
   }
 
@@ -129,7 +133,7 @@ final class CompositeSync {
     return Mono.just(parent);
   }
 
-  private Mono<Optional<Duration>> syncParent(GenericKubernetesResource parent) {
+  private Mono<Optional<Duration>> syncParent(ParentKey key, GenericKubernetesResource parent) {
     boolean finalizing = hooks.finalizeHook() != null && (parent.getMetadata().getDeletionTimestamp() != null
         || !spec.parentSelector().matches(parent.getMetadata().getLabels()));
     HookCaller hook = finalizing ? hooks.finalizeHook() : hooks.syncHook();
@@ -142,11 +146,14 @@ final class CompositeSync {
     HookCaller.RootObject root = new HookCaller.RootObject(parent.getKind(),
         Objects.requireNonNullElse(parent.getMetadata().getNamespace(), ""), parent.getMetadata().getName());
     return claimer.claim(parent, parentResource, selector, childTypes)
-        .flatMap(observed -> hook.call(request(parentJson, observed, finalizing), root)
+        .zipWhen(observed -> related.of(key, parent, parentJson, versionOf(finalizing)))
+        .flatMap(observedAndRelated -> hook.call(
+                request(parentJson, observedAndRelated.getT1(), observedAndRelated.getT2(), finalizing), root)
             .map(body -> SyncResponse.parse(body, "children", unknownFields(finalizing),
                 field -> LOG.debug("{} hook of {} answered unknown field {} for {}", finalizing ? "finalize" : "sync",
                     spec.name(), field, root)))
-            .flatMap(response -> apply(parent, parentJson, observed, selector, response, finalizing)));
+            .flatMap(response -> apply(parent, parentJson, observedAndRelated.getT1(), selector, response,
+                finalizing)));
   }
 
   private Mono<Optional<Duration>> apply(GenericKubernetesResource parent, ObjectNode parentJson,
@@ -167,7 +174,7 @@ final class CompositeSync {
   }
 
   private ObjectNode request(ObjectNode parentJson, Map<ChildType, List<GenericKubernetesResource>> observed,
-      boolean finalizing) {
+      ObjectNode relatedObjects, boolean finalizing) {
     HookSpec.HookVersion version = versionOf(finalizing);
     ObjectNode request = NODES.objectNode();
     request.set("controller", controllerObject);
@@ -180,7 +187,7 @@ final class CompositeSync {
             child.getMetadata().getName()), json.convertValue(child, ObjectNode.class));
       }
     });
-    request.putObject("related");
+    request.set("related", relatedObjects);
     request.put("finalizing", finalizing);
     return request;
   }
@@ -286,16 +293,8 @@ final class CompositeSync {
   }
 
   private SyncResponse.UnknownFields unknownFields(boolean finalizing) {
-    Optional<HookSpec> hookSpec = finalizing ? spec.finalizeHook() : spec.syncHook();
-    String mode = hookSpec.map(h -> h.webhook().path("responseUnMarshallMode").asString("")).orElse("");
-    if (mode.equals("strict")) {
-      return SyncResponse.UnknownFields.STRICT;
-    }
-    if (mode.equals("loose")) {
-      return SyncResponse.UnknownFields.LOOSE;
-    }
-    return hookSpec.map(HookSpec::version).orElse(HookSpec.HookVersion.V1) == HookSpec.HookVersion.V2
-        ? SyncResponse.UnknownFields.STRICT : SyncResponse.UnknownFields.LOOSE;
+    return (finalizing ? spec.finalizeHook() : spec.syncHook()).map(SyncResponse.UnknownFields::of)
+        .orElse(SyncResponse.UnknownFields.LOOSE);
   }
 
   private static String describe(String namespace, String name) {
