@@ -15,36 +15,53 @@ import tools.jackson.databind.JsonNode;
  * A {@link HookCaller} over a webhook of the hook client: the answer's body, a 429 turned into
  * {@link RetryAfterException}, and the rest of the sync moved off the Netty event loop that delivered the answer
  * (merging children and building writes is CPU work that must not delay other hooks' I/O).
+ *
+ * <p>The hook can be {@linkplain #use replaced} while syncs run (its TLS material or credentials changed), or
+ * {@linkplain #unusable made unusable} with a reason (a Secret it needs is missing): calls then fail with that
+ * reason until a usable hook is set again. A call uses the hook set when it starts.
  */
 public final class WebhookCaller implements HookCaller {
 
-  private final Hook hook;
+  /** What a call goes to: a hook, or the reason there is none. */
+  private record Target(Hook hook, String problem) {}
+
   private final Scheduler continueOn;
+  private volatile Target target;
 
   /**
    * @param continueOn where the caller's pipeline continues after the answer arrives
    */
   public WebhookCaller(Hook hook, Scheduler continueOn) {
-    this.hook = Objects.requireNonNull(hook, "hook");
     this.continueOn = Objects.requireNonNull(continueOn, "continueOn");
+    use(hook);
+  }
+
+  /** Calls go to {@code hook} from now on. */
+  public void use(Hook hook) {
+    this.target = new Target(Objects.requireNonNull(hook, "hook"), null);
+  }
+
+  /** Calls fail with {@code problem} until {@link #use} is called again. */
+  public void unusable(String problem) {
+    this.target = new Target(null, Objects.requireNonNull(problem, "problem"));
   }
 
   @Override
   public Mono<JsonNode> call(JsonNode request, RootObject root) {
-    return hook.call(request, new CacheKey(root.kind(), root.namespace(), root.name()))
+    Target current = target;
+    if (current.hook() == null) {
+      return Mono.error(new IllegalStateException(current.problem()));
+    }
+    return current.hook().call(request, new CacheKey(root.kind(), root.namespace(), root.name()))
         .publishOn(continueOn)
         .map(HookResponse::body)
         .onErrorMap(HookRetryAfterException.class,
             e -> new RetryAfterException(e.retryAfter(), e.getMessage()));
   }
 
-  /** Drops what the hook's ETag cache holds for the object (it was deleted). */
-  public void forget(RootObject root) {
-    hook.forget(new CacheKey(root.kind(), root.namespace(), root.name()));
-  }
-
   @Override
   public String toString() {
-    return hook.toString();
+    Target current = target;
+    return current.hook() != null ? current.hook().toString() : "unusable hook: " + current.problem();
   }
 }

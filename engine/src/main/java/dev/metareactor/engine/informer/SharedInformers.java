@@ -21,6 +21,8 @@ import reactor.core.publisher.FluxSink;
 /**
  * One informer per resource for the whole process, shared by every hosted controller that needs it and
  * reference-counted: {@link #acquire} starts it on first use, the last {@link InformerLease#close()} stops it.
+ * {@link #acquireOne} does the same for a single named object (a Secret a webhook's credentials come from): a
+ * watch with a field selector, so the engine never caches every Secret of the cluster to follow one.
  *
  * <p>Every informer watches all namespaces, replays its cache to its handlers every {@code resync} (the
  * {@code --cache-flush-interval}), and keeps the {@link InformerIndexes}. A failing list or watch (a resource
@@ -32,7 +34,15 @@ public final class SharedInformers implements AutoCloseable {
 
   private final KubernetesClient client;
   private final Duration resync;
-  private final Map<ApiResource, Shared> informers = new HashMap<>();
+  private final Map<Target, Shared> informers = new HashMap<>();
+
+  /** What one informer watches: a whole resource ({@code name == null}) or one object of it. */
+  private record Target(ApiResource resource, String namespace, String name) {
+    @Override
+    public String toString() {
+      return name == null ? resource.toString() : resource + " " + (namespace.isEmpty() ? "" : namespace + "/") + name;
+    }
+  }
 
   public SharedInformers(KubernetesClient client, Duration resync) {
     this.client = Objects.requireNonNull(client, "client");
@@ -42,7 +52,23 @@ public final class SharedInformers implements AutoCloseable {
   /** A lease on the informer of {@code resource}, starting it if nobody holds one yet. */
   public synchronized InformerLease acquire(ApiResource resource) {
     Objects.requireNonNull(resource, "resource");
-    Shared shared = informers.computeIfAbsent(resource, this::start);
+    return lease(new Target(resource, "", null));
+  }
+
+  /**
+   * A lease on an informer of the one object {@code namespace/name} of {@code resource} (it need not exist yet),
+   * starting it if nobody holds one yet. Only {@link InformerLease#get}, {@link InformerLease#events} and
+   * {@link InformerLease#hasSynced} apply to it: it keeps none of the owner and orphan indexes.
+   */
+  public synchronized InformerLease acquireOne(ApiResource resource, String namespace, String name) {
+    Objects.requireNonNull(resource, "resource");
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(name, "name");
+    return lease(new Target(resource, resource.namespaced() ? namespace : "", name));
+  }
+
+  private Lease lease(Target target) {
+    Shared shared = informers.computeIfAbsent(target, this::start);
     shared.holders++;
     return new Lease(shared);
   }
@@ -52,25 +78,30 @@ public final class SharedInformers implements AutoCloseable {
     return informers.size();
   }
 
-  private Shared start(ApiResource resource) {
-    SharedIndexInformer<GenericKubernetesResource> informer = client.genericKubernetesResources(resource.context())
-        .inAnyNamespace()
-        .runnableInformer(resync.toMillis());
-    informer.addIndexers(InformerIndexes.all());
+  private Shared start(Target target) {
+    var resources = client.genericKubernetesResources(target.resource().context());
+    SharedIndexInformer<GenericKubernetesResource> informer;
+    if (target.name() == null) {
+      informer = resources.inAnyNamespace().runnableInformer(resync.toMillis());
+      informer.addIndexers(InformerIndexes.all());
+    } else {
+      informer = (target.resource().namespaced() ? resources.inNamespace(target.namespace()) : resources)
+          .withName(target.name()).runnableInformer(resync.toMillis());
+    }
     informer.exceptionHandler((started, failure) -> {
-      LOG.warn("informer for {} failed, retrying: {}", resource, failure.getMessage());
+      LOG.warn("informer for {} failed, retrying: {}", target, failure.getMessage());
       return true;
     });
     informer.start();
-    LOG.debug("started informer for {}", resource);
-    return new Shared(resource, informer);
+    LOG.debug("started informer for {}", target);
+    return new Shared(target, informer);
   }
 
   private synchronized void release(Shared shared) {
     if (--shared.holders == 0) {
-      informers.remove(shared.resource);
+      informers.remove(shared.target);
       shared.informer.stop();
-      LOG.debug("stopped informer for {}", shared.resource);
+      LOG.debug("stopped informer for {}", shared.target);
     }
   }
 
@@ -81,12 +112,14 @@ public final class SharedInformers implements AutoCloseable {
   }
 
   private static final class Shared {
+    final Target target;
     final ApiResource resource;
     final SharedIndexInformer<GenericKubernetesResource> informer;
     int holders;
 
-    Shared(ApiResource resource, SharedIndexInformer<GenericKubernetesResource> informer) {
-      this.resource = resource;
+    Shared(Target target, SharedIndexInformer<GenericKubernetesResource> informer) {
+      this.target = target;
+      this.resource = target.resource();
       this.informer = informer;
     }
   }

@@ -17,7 +17,8 @@ import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.events.EventRecorder;
-import dev.metareactor.engine.hook.WebhookCaller;
+import dev.metareactor.engine.hook.HookMaterials;
+import dev.metareactor.engine.hook.WebhookMaterials;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
 import dev.metareactor.engine.host.HostedController;
@@ -86,9 +87,9 @@ public final class CompositeController implements HostedController {
   private final GenericKubernetesResource controllerObject;
   private final ObjectNode controllerJson;
   private final CompositeControllerSpec spec;
-  private final Optional<WebhookSpec> syncWebhook;
-  private final Optional<WebhookSpec> finalizeWebhook;
-  private final Optional<WebhookSpec> customizeWebhook;
+  private final Optional<HookConfig> syncWebhook;
+  private final Optional<HookConfig> finalizeWebhook;
+  private final Optional<HookConfig> customizeWebhook;
   private final ControllerContext context;
   private final Finalizers finalizers;
 
@@ -102,12 +103,13 @@ public final class CompositeController implements HostedController {
   private InformerLease parents;
   private CompositeRouter router;
   private RelatedObjects related;
+  private HookMaterials hookMaterials;
   private CompositeSync sync;
   private Disposable workers;
 
   private CompositeController(GenericKubernetesResource controllerObject, ObjectNode controllerJson,
-      CompositeControllerSpec spec, Optional<WebhookSpec> syncWebhook, Optional<WebhookSpec> finalizeWebhook,
-      Optional<WebhookSpec> customizeWebhook, ControllerContext context) {
+      CompositeControllerSpec spec, Optional<HookConfig> syncWebhook, Optional<HookConfig> finalizeWebhook,
+      Optional<HookConfig> customizeWebhook, ControllerContext context) {
     this.controllerObject = controllerObject;
     this.controllerJson = controllerJson;
     this.spec = spec;
@@ -126,19 +128,26 @@ public final class CompositeController implements HostedController {
   static CompositeController create(GenericKubernetesResource object, ControllerContext context) {
     ObjectNode json = context.json().convertValue(object, ObjectNode.class);
     CompositeControllerSpec spec = CompositeControllerSpec.parse(json);
-    Optional<WebhookSpec> sync = spec.syncHook().map(hook -> webhook(hook, "spec.hooks.sync.webhook"));
-    Optional<WebhookSpec> finalize = spec.finalizeHook().map(hook -> webhook(hook, "spec.hooks.finalize.webhook"));
-    Optional<WebhookSpec> customize = spec.customizeHook()
-        .map(hook -> webhook(hook, "spec.hooks.customize.webhook"));
+    Optional<HookConfig> sync = spec.syncHook().map(hook -> webhook(spec, hook, "spec.hooks.sync.webhook"));
+    Optional<HookConfig> finalize = spec.finalizeHook()
+        .map(hook -> webhook(spec, hook, "spec.hooks.finalize.webhook"));
+    Optional<HookConfig> customize = spec.customizeHook()
+        .map(hook -> webhook(spec, hook, "spec.hooks.customize.webhook"));
     return new CompositeController(object, json, spec, sync, finalize, customize, context);
   }
 
-  private static WebhookSpec webhook(HookSpec hook, String field) {
+  /** A hook's webhook and where its TLS material and credentials come from. */
+  private record HookConfig(WebhookSpec webhook, WebhookMaterials materials) {}
+
+  private static HookConfig webhook(CompositeControllerSpec spec, HookSpec hook, String field) {
+    WebhookSpec webhook;
     try {
-      return WebhookSpec.fromJson(hook.webhook());
+      webhook = WebhookSpec.fromJson(hook.webhook());
     } catch (InvalidWebhookException e) {
       throw new InvalidControllerException(field + ": " + e.getMessage());
     }
+    return new HookConfig(webhook,
+        WebhookMaterials.of(hook.webhook(), spec.endpointConfigs(), webhook.endpoint(), field));
   }
 
   public String name() {
@@ -226,6 +235,8 @@ public final class CompositeController implements HostedController {
         }
         queue = KeyedWorkQueue.create(WorkQueueOptions.of(KIND + "-" + name(), name(), context.options()),
             context.meters());
+        hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
+            this::reportHookProblem);
         related = new RelatedObjects(KIND, name(), controllerJson, hook("customize", customizeWebhook),
             spec.customizeHook(), parentResource, context, queue::add);
         router = new CompositeRouter(spec, parentResource, parents, queue::add, related::forget, context.json());
@@ -238,6 +249,7 @@ public final class CompositeController implements HostedController {
         for (ChildType type : childTypes) {
           subscriptions.add(type.informer().events().subscribe(guarded("child", router::onChildEvent)));
         }
+        leases.addAll(hookMaterials.watch());
         return true;
       } catch (RuntimeException e) {
         release();
@@ -253,9 +265,16 @@ public final class CompositeController implements HostedController {
   }
 
   /** The caller of one hook, or {@code null} when the controller does not define it. */
-  private HookCaller hook(String type, Optional<WebhookSpec> webhook) {
-    return webhook.map(spec -> new WebhookCaller(context.hooks().hook(spec, new HookIdentity(type, name(), KIND)),
-        Schedulers.parallel())).orElse(null);
+  private HookCaller hook(String type, Optional<HookConfig> config) {
+    return config.map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
+        new HookIdentity(type, name(), KIND))).orElse(null);
+  }
+
+  /** A hook cannot be called (its Secret is missing, say): once per problem, a Warning on the controller. */
+  private void reportHookProblem(String problem) {
+    LOG.warn("{} {}: {}", KIND, name(), problem);
+    context.events().record(controllerObject, EventRecorder.Type.Warning, "SyncError",
+        "[" + name() + "] Sync error - " + problem);
   }
 
   /** An informer callback that can never end the event stream: a router bug is logged, not fatal. */
@@ -281,6 +300,7 @@ public final class CompositeController implements HostedController {
       if (stopped) {
         return;
       }
+      hookMaterials.refresh();
       workers = queue.process(this::syncOnce).subscribe();
       if (spec.resyncPeriodSeconds() > 0) {
         Duration period = Duration.ofSeconds(spec.resyncPeriodSeconds());
@@ -403,6 +423,9 @@ public final class CompositeController implements HostedController {
     subscriptions.clear();
     if (related != null) {
       related.close();
+    }
+    if (hookMaterials != null) {
+      hookMaterials.close();
     }
     if (workers != null) {
       workers.dispose();
