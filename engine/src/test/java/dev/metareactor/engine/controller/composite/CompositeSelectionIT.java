@@ -4,6 +4,7 @@ import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.http.HookServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -13,6 +14,8 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -203,6 +206,52 @@ class CompositeSelectionIT extends CompositeTestBase {
       awaitChild("team-a-x", "from-a");
       awaitChild("team-b-x", "from-b");
     }
+  }
+
+  @Test
+  void controllersOutsideTheTargetLabelSelectorAreNotHosted() {
+    parents = ParentCrd.create(cluster, "Target");
+    // Created without the label this test's engine hosts (--target-label-selector).
+    String foreign = "cc-foreign-" + UUID.randomUUID().toString().substring(0, 6);
+    cluster.deleteAfterTest(client.genericKubernetesResources(EngineUnderTest.COMPOSITE_CONTROLLERS).resource(
+        client.getKubernetesSerialization().unmarshal(controllerYaml(foreign, parents, "InPlace",
+            hooks.url("/sync"), ""), GenericKubernetesResource.class)).create());
+    createParent("ignored", List.of("a"), "v1");
+    // A hosted controller on another type, created later: once it has synced, the foreign one would have too.
+    ParentCrd clock = ParentCrd.create(cluster, "Clock");
+    controller(clock, "InPlace", "");
+    clock.in(client).resource(clock.object(cluster.namespace(), "clock", spec(List.of("a"), "v1"))).create();
+    awaitChild("clock-a", "v1");
+
+    assertThat(engine.engine().host(CompositeController.KIND).orElseThrow().phase(foreign)).isEmpty();
+    assertThat(hook.calls("ignored")).isZero();
+    assertThat(client.configMaps().withName("ignored-a").get()).isNull();
+  }
+
+  @Test
+  void withIgnoreStatusChangesAStatusOnlyChangeDoesNotSyncButALabelChangeDoes() {
+    parents = ParentCrd.create(cluster, "Quiet");
+    String controller = "cc-quiet-" + UUID.randomUUID().toString().substring(0, 6);
+    engine.createController(controllerYaml(controller, parents, "InPlace", hooks.url("/sync"), "")
+        .replace("    resource: " + parents.plural() + "\n", "    resource: " + parents.plural() + "\n"
+            + "    ignoreStatusChanges: true\n"));
+    createParent("quiet", List.of("a"), "v1");
+    createParent("clock", List.of("a"), "v1");
+    awaitChild("quiet-a", "v1");
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("quiet")).containsEntry("observed", 1));
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("clock")).containsEntry("observed", 1));
+    int before = hook.calls("quiet");
+
+    // Someone else writes the status only: no sync. A later label change of another parent is the clock.
+    parents.in(client).withName("quiet").subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+        "{\"status\":{\"note\":\"written by someone else\"}}");
+    int clockBefore = hook.calls("clock");
+    patchParent("clock", Map.of("metadata", Map.of("labels", Map.of("tick", "1"))));
+    await().atMost(TIMEOUT).until(() -> hook.calls("clock") > clockBefore);
+    assertThat(hook.calls("quiet")).as("a status-only change is ignored").isEqualTo(before);
+
+    patchParent("quiet", Map.of("metadata", Map.of("labels", Map.of("tick", "1"))));
+    await().atMost(TIMEOUT).until(() -> hook.calls("quiet") > before);
   }
 
   @Test
