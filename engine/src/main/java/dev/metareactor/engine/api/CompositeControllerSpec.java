@@ -90,7 +90,14 @@ public record CompositeControllerSpec(
           throw new InvalidControllerException(field + ": " + rule + " is listed twice");
         }
         String method = text(child.path("updateStrategy").get("method"), field + ".updateStrategy.method", false);
-        children.add(new ChildResourceRule(rule, UpdateMethod.parse(method, field + ".updateStrategy.method")));
+        UpdateMethod updateMethod = UpdateMethod.parse(method, field + ".updateStrategy.method");
+        if (updateMethod.rolling()) {
+          // Applying a rolling method all at once could take every child down together: refuse it instead.
+          throw new InvalidControllerException(field + ".updateStrategy.method: " + updateMethod
+              + " is not supported yet (rolling updates with ControllerRevisions are planned); use "
+              + (updateMethod.recreate() ? "Recreate" : "InPlace") + " to update all changed children at once");
+        }
+        children.add(new ChildResourceRule(rule, updateMethod));
       }
     }
 

@@ -64,6 +64,11 @@ class CompositeControllerSpecTest {
          "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
         .hasMessageStartingWith("spec.childResources[0].updateStrategy.method: unknown update method \"Sometimes\"");
     assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
+        {"parentResource": {"apiVersion": "v1", "resource": "x"},
+         "childResources": [{"apiVersion": "v1", "resource": "pods", "updateStrategy": {"method": "RollingRecreate"}}],
+         "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
+        .hasMessageStartingWith("spec.childResources[0].updateStrategy.method: RollingRecreate is not supported yet");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
         {"parentResource": {"apiVersion": "v1", "resource": "x", "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}},
          "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
         .hasMessageStartingWith("spec.parentResource.labelSelector: ");
