@@ -75,7 +75,7 @@ final class CompositeSync {
   private final List<ChildType> childTypes;
   private final Hooks hooks;
   private final ChildClaimer claimer;
-  private final RelatedObjects related;
+  private final RelatedObjects<ParentKey> related;
   private final ChildrenManager children;
   private final Finalizers finalizers;
   private final ApiWriter api;
@@ -83,7 +83,7 @@ final class CompositeSync {
   private final Predicate<GenericKubernetesResource> responsible;
 
   CompositeSync(CompositeControllerSpec spec, JsonNode controllerObject, ApiResource parentResource,
-      InformerLease parents, List<ChildType> childTypes, Hooks hooks, ChildClaimer claimer, RelatedObjects related,
+      InformerLease parents, List<ChildType> childTypes, Hooks hooks, ChildClaimer claimer, RelatedObjects<ParentKey> related,
       ChildrenManager children, Finalizers finalizers, ApiWriter api, KubernetesSerialization json,
       Predicate<GenericKubernetesResource> responsible) {
     this.spec = Objects.requireNonNull(spec, "spec");

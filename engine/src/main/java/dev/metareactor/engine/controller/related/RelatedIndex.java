@@ -1,6 +1,5 @@
 package dev.metareactor.engine.controller.related;
 
-import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.selector.SelectorIndex;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -23,25 +22,27 @@ import java.util.function.Function;
  * of its resource. Candidates are then checked with the whole rule.
  *
  * <p>Thread-safe: writes (from syncs) are serialized; lookups (from informer callbacks) do not lock.
+ *
+ * @param <K> the parents' keys
  */
-final class RelatedIndex {
+final class RelatedIndex<K> {
 
   /** One rule of one parent. */
-  private record RuleRef(ParentKey parent, int index) {}
+  private record RuleRef<K>(K parent, int index) {}
 
   /** The lookup tables of one related resource. */
-  private static final class Tables {
-    final Map<String, Set<RuleRef>> byName = new ConcurrentHashMap<>();
-    final SelectorIndex<RuleRef> byLabels = new SelectorIndex<>();
-    final Map<RuleRef, ResolvedRule> byNamespaceLabels = new ConcurrentHashMap<>();
+  private static final class Tables<K> {
+    final Map<String, Set<RuleRef<K>>> byName = new ConcurrentHashMap<>();
+    final SelectorIndex<RuleRef<K>> byLabels = new SelectorIndex<>();
+    final Map<RuleRef<K>, ResolvedRule> byNamespaceLabels = new ConcurrentHashMap<>();
   }
 
-  private final Map<ApiResource, Tables> tables = new ConcurrentHashMap<>();
-  private final Map<RuleRef, ResolvedRule> rules = new ConcurrentHashMap<>();
-  private final Map<ParentKey, List<ResolvedRule>> byParent = new ConcurrentHashMap<>();
+  private final Map<ApiResource, Tables<K>> tables = new ConcurrentHashMap<>();
+  private final Map<RuleRef<K>, ResolvedRule> rules = new ConcurrentHashMap<>();
+  private final Map<K, List<ResolvedRule>> byParent = new ConcurrentHashMap<>();
 
   /** Files the rules a parent reads by (replacing what it read by before). */
-  synchronized void put(ParentKey parent, List<ResolvedRule> parentRules) {
+  synchronized void put(K parent, List<ResolvedRule> parentRules) {
     Objects.requireNonNull(parent, "parent");
     if (parentRules.equals(byParent.get(parent))) {
       return;
@@ -50,9 +51,9 @@ final class RelatedIndex {
     byParent.put(parent, List.copyOf(parentRules));
     for (int i = 0; i < parentRules.size(); i++) {
       ResolvedRule rule = parentRules.get(i);
-      RuleRef ref = new RuleRef(parent, i);
+      RuleRef<K> ref = new RuleRef<>(parent, i);
       rules.put(ref, rule);
-      Tables table = tables.computeIfAbsent(rule.resource(), r -> new Tables());
+      Tables<K> table = tables.computeIfAbsent(rule.resource(), r -> new Tables<>());
       if (rule.rule().selection() == RelatedRule.Selection.NAMESPACE_SELECTOR) {
         table.byNamespaceLabels.put(ref, rule);
       } else if (!rule.rule().names().isEmpty()) {
@@ -66,16 +67,16 @@ final class RelatedIndex {
   }
 
   /** Forgets a parent (deleted, or no longer read by any rule). */
-  synchronized void remove(ParentKey parent) {
+  synchronized void remove(K parent) {
     List<ResolvedRule> previous = byParent.remove(parent);
     if (previous == null) {
       return;
     }
     for (int i = 0; i < previous.size(); i++) {
       ResolvedRule rule = previous.get(i);
-      RuleRef ref = new RuleRef(parent, i);
+      RuleRef<K> ref = new RuleRef<>(parent, i);
       rules.remove(ref);
-      Tables table = tables.get(rule.resource());
+      Tables<K> table = tables.get(rule.resource());
       if (table == null) {
         continue;
       }
@@ -83,7 +84,7 @@ final class RelatedIndex {
       table.byLabels.remove(ref);
       for (String name : rule.rule().names()) {
         String key = rule.scope() + "/" + name;
-        Set<RuleRef> refs = table.byName.get(key);
+        Set<RuleRef<K>> refs = table.byName.get(key);
         if (refs != null) {
           refs.remove(ref);
           if (refs.isEmpty()) {
@@ -95,23 +96,23 @@ final class RelatedIndex {
   }
 
   /** The parents whose rules select {@code object}, an object of {@code resource}. */
-  Set<ParentKey> parentsOf(ApiResource resource, GenericKubernetesResource object,
+  Set<K> parentsOf(ApiResource resource, GenericKubernetesResource object,
       Function<String, Map<String, String>> namespaceLabels) {
-    Tables table = tables.get(resource);
+    Tables<K> table = tables.get(resource);
     if (table == null) {
       return Set.of();
     }
     String namespace = Objects.requireNonNullElse(object.getMetadata().getNamespace(), "");
     String name = object.getMetadata().getName();
-    Set<RuleRef> candidates = new HashSet<>();
+    Set<RuleRef<K>> candidates = new HashSet<>();
     candidates.addAll(table.byName.getOrDefault(namespace + "/" + name, Set.of()));
     if (!namespace.isEmpty()) {
       candidates.addAll(table.byName.getOrDefault("/" + name, Set.of()));
     }
     candidates.addAll(table.byLabels.matching(namespace, object.getMetadata().getLabels()));
     candidates.addAll(table.byNamespaceLabels.keySet());
-    Set<ParentKey> parents = new HashSet<>();
-    for (RuleRef ref : candidates) {
+    Set<K> parents = new HashSet<>();
+    for (RuleRef<K> ref : candidates) {
       ResolvedRule rule = rules.get(ref);
       if (rule != null && !parents.contains(ref.parent()) && rule.selects(object, namespaceLabels)) {
         parents.add(ref.parent());
@@ -121,8 +122,8 @@ final class RelatedIndex {
   }
 
   /** The parents that read some resource by namespace labels: a namespace's labels changed. */
-  Set<ParentKey> parentsSelectingNamespaces() {
-    Set<ParentKey> parents = new HashSet<>();
+  Set<K> parentsSelectingNamespaces() {
+    Set<K> parents = new HashSet<>();
     tables.values().forEach(table -> table.byNamespaceLabels.keySet().forEach(ref -> parents.add(ref.parent())));
     return parents;
   }

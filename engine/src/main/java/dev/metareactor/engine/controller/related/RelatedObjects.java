@@ -5,7 +5,6 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.HookSpec.HookVersion;
 import dev.metareactor.engine.controller.HookCaller;
-import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.hook.HookResponseException;
@@ -43,8 +42,10 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>A related informer still filling its cache fails the sync with {@link NotSyncedException}, which re-queues
  *       the parent without an Event, as upstream.</li>
  * </ul>
+ *
+ * @param <K> the keys of the parents (the objects the hooks are about) in the controller's work queue
  */
-public final class RelatedObjects implements AutoCloseable {
+public final class RelatedObjects<K> implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(RelatedObjects.class);
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -60,10 +61,10 @@ public final class RelatedObjects implements AutoCloseable {
   private final UnknownFields unknownFields;
   private final ApiResource parentResource;
   private final ControllerContext context;
-  private final Consumer<ParentKey> enqueue;
+  private final Consumer<K> enqueue;
   private final Cache<String, List<RelatedRule>> answers = Caffeine.newBuilder()
       .expireAfterWrite(ANSWER_LIFETIME).maximumSize(MAX_CACHED_ANSWERS).build();
-  private final RelatedIndex index = new RelatedIndex();
+  private final RelatedIndex<K> index = new RelatedIndex<>();
 
   /** Guards the informers: taken by syncs, given back on close. */
   private final Object lock = new Object();
@@ -79,7 +80,7 @@ public final class RelatedObjects implements AutoCloseable {
    */
   public RelatedObjects(String controllerKind, String controllerName, JsonNode controllerObject, HookCaller hook,
       Optional<HookSpec> hookSpec, ApiResource parentResource, ControllerContext context,
-      Consumer<ParentKey> enqueue) {
+      Consumer<K> enqueue) {
     this.controllerKind = Objects.requireNonNull(controllerKind, "controllerKind");
     this.controllerName = Objects.requireNonNull(controllerName, "controllerName");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
@@ -98,7 +99,7 @@ public final class RelatedObjects implements AutoCloseable {
    * @return the map; fails with {@link HookResponseException} for a customize answer that cannot be used, with
    *     {@link NotSyncedException} while a related informer fills its cache, or with the hook's failure
    */
-  public Mono<ObjectNode> of(ParentKey key, GenericKubernetesResource parent, ObjectNode parentJson,
+  public Mono<ObjectNode> of(K key, GenericKubernetesResource parent, ObjectNode parentJson,
       HookVersion requestVersion) {
     if (hook == null) {
       return Mono.just(NODES.objectNode());
@@ -111,7 +112,7 @@ public final class RelatedObjects implements AutoCloseable {
   }
 
   /** Forgets a parent that is gone. */
-  public void forget(ParentKey key) {
+  public void forget(K key) {
     index.remove(key);
   }
 
@@ -151,7 +152,7 @@ public final class RelatedObjects implements AutoCloseable {
     return List.copyOf(rules);
   }
 
-  private ObjectNode select(ParentKey key, GenericKubernetesResource parent, List<RelatedRule> rules,
+  private ObjectNode select(K key, GenericKubernetesResource parent, List<RelatedRule> rules,
       HookVersion requestVersion) {
     String parentNamespace = parentResource.namespaced()
         ? Objects.requireNonNullElse(parent.getMetadata().getNamespace(), "") : "";

@@ -118,7 +118,7 @@ class RelatedRulesTest {
 
   @Test
   void theIndexFindsExactlyTheParentsWhoseRulesSelectAnObject() {
-    RelatedIndex index = new RelatedIndex();
+    RelatedIndex<ParentKey> index = new RelatedIndex<>();
     ParentKey byName = new ParentKey("team", "by-name");
     ParentKey byLabel = new ParentKey("", "by-label");
     ParentKey byNamespace = new ParentKey("team", "by-namespace");
@@ -150,7 +150,7 @@ class RelatedRulesTest {
     assertThat(index.size()).isEqualTo(3);
   }
 
-  private static Set<ParentKey> parents(RelatedIndex index, GenericKubernetesResource object) {
+  private static Set<ParentKey> parents(RelatedIndex<ParentKey> index, GenericKubernetesResource object) {
     return index.parentsOf(CONFIG_MAPS, object, ns -> NAMESPACE_LABELS.getOrDefault(ns, Map.of()));
   }
 }

@@ -1,0 +1,423 @@
+package dev.metareactor.engine.controller;
+
+import dev.metareactor.engine.api.ResourceRule;
+import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.discovery.ResourceMap;
+import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.hook.HookConfig;
+import dev.metareactor.engine.hook.HookMaterials;
+import dev.metareactor.engine.host.ControllerContext;
+import dev.metareactor.engine.host.HostedController;
+import dev.metareactor.engine.informer.InformerLease;
+import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.queue.KeyedWorkQueue;
+import dev.metareactor.engine.queue.Outcome;
+import dev.metareactor.engine.queue.WorkQueueOptions;
+import dev.metareactor.http.HookIdentity;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * What every kind of hosted controller does the same way, so that a kind only says what is its own (which
+ * resources it needs, how events become keys, what one sync does):
+ *
+ * <ul>
+ *   <li><b>Start</b>: wait until discovery serves every resource the controller names (one {@code CreateError}
+ *       Warning says which are missing; the controller then starts by itself), and until the kind has no other
+ *       reason to wait; take the informers, wire them to the work queue, wait for their caches, read the hooks'
+ *       TLS material and credentials, start {@code --workers} workers and the {@code resyncPeriodSeconds} timer.</li>
+ *   <li><b>Sync outcomes</b>: a sync's result becomes the queue's outcome; a failure records a Warning
+ *       {@code SyncError} ({@code Sync error: ...}) on the object and backs it off; a 429, a write conflict and a
+ *       related informer still filling its cache re-queue without an Event.</li>
+ *   <li><b>Stop</b>: stop routing, drain for at most the given time, give everything back. <b>Retire</b> (the
+ *       controller object was deleted): the same, then remove this controller's finalizer from every object that
+ *       still carries it.</li>
+ * </ul>
+ *
+ * @param <K> the work-queue key: which object one sync is about
+ */
+public abstract class AbstractHostedController<K> implements HostedController {
+
+  private static final Duration SYNC_POLL = Duration.ofMillis(50);
+  private static final Duration MIN_RESYNC_PERIOD = Duration.ofSeconds(1);
+  private static final int RETIRE_WRITES_IN_PARALLEL = 8;
+
+  private final Logger log = LoggerFactory.getLogger(getClass());
+  private final String kind;
+  private final String name;
+  private final GenericKubernetesResource controllerObject;
+  private final ObjectNode controllerJson;
+  private final ControllerContext context;
+  private final Finalizers finalizers;
+
+  private volatile Phase phase = Phase.NEW;
+  /** Guards everything below: start and stop may race (a spec change while the controller still starts). */
+  private final Object lifecycle = new Object();
+  private boolean stopped;
+  private final List<InformerLease> leases = new ArrayList<>();
+  private final List<Disposable> subscriptions = new ArrayList<>();
+  private KeyedWorkQueue<K> queue;
+  private HookMaterials hookMaterials;
+  private RelatedObjects<K> related;
+  private Disposable workers;
+
+  /**
+   * @param kind the controller object's kind, for logs, Events, queue and hook metrics
+   * @param finalizerName this controller's finalizer
+   */
+  protected AbstractHostedController(String kind, String name, GenericKubernetesResource controllerObject,
+      ObjectNode controllerJson, ControllerContext context, String finalizerName) {
+    this.kind = Objects.requireNonNull(kind, "kind");
+    this.name = Objects.requireNonNull(name, "name");
+    this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
+    this.controllerJson = Objects.requireNonNull(controllerJson, "controllerJson");
+    this.context = Objects.requireNonNull(context, "context");
+    this.finalizers = new Finalizers(finalizerName, context.api(), context.json());
+  }
+
+  // ---- what each kind says
+
+  /** Every resource the controller names; it starts once discovery serves them all. */
+  protected abstract List<ResourceRule> resources();
+
+  /**
+   * A reason not to start yet with these resources, or empty. The reason is recorded once as a Warning
+   * {@code SyncError} on the controller object; the controller starts by itself once discovery shows otherwise.
+   *
+   * @param resources the resolved {@link #resources()}, in the same order
+   */
+  protected Optional<String> notReady(List<ApiResource> resources) {
+    return Optional.empty();
+  }
+
+  /**
+   * Takes the informers (with {@link #acquire}) and wires their events (with {@link #subscribe}) to the queue
+   * ({@link #enqueue}); the hooks come from {@link #hook} and {@link #relatedObjects}. Runs once, under the
+   * lifecycle lock, on a worker thread.
+   *
+   * @param resources the resolved {@link #resources()}, in the same order
+   */
+  protected abstract void wire(List<ApiResource> resources);
+
+  /**
+   * Syncs what {@code key} names.
+   *
+   * @return when to sync it again regardless of events; fails when the sync failed
+   */
+  protected abstract Mono<Optional<Duration>> sync(K key);
+
+  /** The object {@code key} names, as cached (for the {@code SyncError} Event of a failed sync). */
+  protected abstract Optional<? extends HasMetadata> objectOf(K key);
+
+  /** {@code resyncPeriodSeconds}: 0 for none. */
+  protected abstract int resyncPeriodSeconds();
+
+  /** Enqueues every object the controller is responsible for (a periodic resync). */
+  protected abstract void resyncAll();
+
+  /** The cached objects that carry this controller's finalizer, with their resources (for retiring). */
+  protected abstract List<FinalizedObject> objectsWithFinalizer();
+
+  /** An object carrying this controller's finalizer. */
+  public record FinalizedObject(ApiResource resource, GenericKubernetesResource object) {}
+
+  // ---- for subclasses
+
+  protected final String name() {
+    return name;
+  }
+
+  protected final ControllerContext context() {
+    return context;
+  }
+
+  protected final ObjectNode controllerJson() {
+    return controllerJson;
+  }
+
+  protected final Finalizers finalizers() {
+    return finalizers;
+  }
+
+  /** Takes an informer for the controller's lifetime. */
+  protected final InformerLease acquire(ApiResource resource) {
+    InformerLease lease = context.informers().acquire(resource);
+    leases.add(lease);
+    return lease;
+  }
+
+  /** Routes an informer's events; a routing bug is logged, never allowed to end the event stream. */
+  protected final void subscribe(InformerLease informer, String what, Consumer<ObjectEvent> route) {
+    subscriptions.add(informer.events().subscribe(event -> {
+      try {
+        route.accept(event);
+      } catch (RuntimeException e) {
+        log.error("{} {}: routing a {} event of {} failed", kind, name, what, describe(event.object()), e);
+      }
+    }));
+  }
+
+  /** Adds a key to the work queue (informer threads: only this, nothing else). */
+  protected final void enqueue(K key) {
+    queue.add(key);
+  }
+
+  /** The caller of one hook, or {@code null} when the controller does not define it. */
+  protected final HookCaller hook(String type, Optional<HookConfig> config) {
+    return config.map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
+        new HookIdentity(type, name, kind))).orElse(null);
+  }
+
+  /** The customize hook's related objects for objects of {@code parentResource}. */
+  protected final RelatedObjects<K> relatedObjects(Optional<HookConfig> customize, ApiResource parentResource) {
+    related = new RelatedObjects<>(kind, name, controllerJson, hook("customize", customize),
+        customize.map(HookConfig::hook), parentResource, context, this::enqueue);
+    return related;
+  }
+
+  // ---- lifecycle
+
+  @Override
+  public final Phase phase() {
+    return phase;
+  }
+
+  @Override
+  public final Mono<Void> start() {
+    return Mono.defer(() -> {
+      List<ResourceRule> rules = resources();
+      phase = Phase.SYNCING;
+      AtomicBoolean warnedMissing = new AtomicBoolean();
+      AtomicBoolean warnedNotReady = new AtomicBoolean();
+      return context.discovery().snapshots()
+          .filter(map -> {
+            List<ResourceRule> missing = rules.stream().filter(rule -> lookup(map, rule).isEmpty()).toList();
+            if (!missing.isEmpty()) {
+              phase = Phase.WAITING_FOR_RESOURCES;
+              if (warnedMissing.compareAndSet(false, true)) {
+                reportMissing(missing);
+              }
+              return false;
+            }
+            Optional<String> reason = notReady(resolve(map, rules));
+            reason.ifPresent(why -> {
+              phase = Phase.WAITING_FOR_RESOURCES;
+              if (warnedNotReady.compareAndSet(false, true)) {
+                log.warn("{} {} waits: {}", kind, name, why);
+                context.events().record(controllerObject, EventRecorder.Type.Warning, "SyncError", why);
+              }
+            });
+            return reason.isEmpty();
+          })
+          .next()
+          .map(map -> resolve(map, rules))
+          .publishOn(Schedulers.boundedElastic())
+          .flatMap(resources -> begin(resources) ? awaitSynced().then(Mono.fromRunnable(this::run)) : Mono.empty());
+    }).then();
+  }
+
+  private static Optional<ApiResource> lookup(ResourceMap map, ResourceRule rule) {
+    return map.byResource(rule.apiVersion(), rule.resource());
+  }
+
+  private static List<ApiResource> resolve(ResourceMap map, List<ResourceRule> rules) {
+    return rules.stream().map(rule -> lookup(map, rule).orElseThrow()).toList();
+  }
+
+  private void reportMissing(List<ResourceRule> missing) {
+    ResourceRule first = missing.get(0);
+    String message = "discovery: can't find resource " + first.resource() + " in apiVersion " + first.apiVersion()
+        + (missing.size() > 1 ? " (and " + (missing.size() - 1) + " more)" : "")
+        + "; the controller starts when it is served";
+    log.warn("{} {}: {}", kind, name, message);
+    context.events().record(controllerObject, EventRecorder.Type.Warning, "CreateError",
+        "Cannot create new controller: " + message);
+  }
+
+  /** Takes the informers and wires events; {@code false} if the controller was stopped meanwhile. */
+  private boolean begin(List<ApiResource> resources) {
+    synchronized (lifecycle) {
+      if (stopped) {
+        return false;
+      }
+      phase = Phase.SYNCING;
+      try {
+        queue = KeyedWorkQueue.create(WorkQueueOptions.of(kind + "-" + name, name, context.options()),
+            context.meters());
+        hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
+            this::reportHookProblem);
+        wire(resources);
+        leases.addAll(hookMaterials.watch());
+        return true;
+      } catch (RuntimeException e) {
+        release();
+        throw e;
+      }
+    }
+  }
+
+  /** A hook cannot be called (its Secret is missing, say): once per problem, a Warning on the controller. */
+  private void reportHookProblem(String problem) {
+    log.warn("{} {}: {}", kind, name, problem);
+    context.events().record(controllerObject, EventRecorder.Type.Warning, "SyncError",
+        "[" + name + "] Sync error - " + problem);
+  }
+
+  private Mono<Void> awaitSynced() {
+    return Flux.interval(Duration.ZERO, SYNC_POLL)
+        .filter(tick -> leases.stream().allMatch(InformerLease::hasSynced))
+        .next()
+        .then();
+  }
+
+  private void run() {
+    synchronized (lifecycle) {
+      if (stopped) {
+        return;
+      }
+      hookMaterials.refresh();
+      workers = queue.process(this::syncOnce).subscribe();
+      if (resyncPeriodSeconds() > 0) {
+        Duration period = Duration.ofSeconds(resyncPeriodSeconds());
+        period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
+        subscriptions.add(Flux.interval(period, period).subscribe(tick -> resyncAll()));
+      }
+      phase = Phase.RUNNING;
+    }
+  }
+
+  /** One run of one key; whatever happens ends in an outcome for the queue, never in an error. */
+  private Mono<Outcome> syncOnce(K key) {
+    return Mono.defer(() -> sync(key))
+        .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
+        .onErrorResume(RetryAfterException.class, e -> {
+          log.debug("{} {}: hook asked to retry {} after {}", kind, name, key, e.delay());
+          return Mono.just(Outcome.retryAfter(e.delay()));
+        })
+        .onErrorResume(WriteConflicts::only, e -> {
+          log.debug("{} {}: a write for {} conflicted with a newer change; syncing again", kind, name, key);
+          return Mono.just(Outcome.failed());
+        })
+        .onErrorResume(RelatedObjects.NotSyncedException.class, e -> {
+          log.debug("{} {}: {}; syncing {} again", kind, name, e.getMessage(), key);
+          return Mono.just(Outcome.failed());
+        })
+        .onErrorResume(e -> {
+          reportSyncError(key, e);
+          return Mono.just(Outcome.failed());
+        });
+  }
+
+  private void reportSyncError(K key, Throwable error) {
+    String message = error.getMessage() == null ? error.getClass().getName() : error.getMessage();
+    log.warn("{} {}: sync of {} failed: {}", kind, name, key, message);
+    log.debug("{} {}: sync of {} failed", kind, name, key, error);
+    objectOf(key).ifPresent(object ->
+        context.events().record(object, EventRecorder.Type.Warning, "SyncError", "Sync error: " + message));
+  }
+
+  @Override
+  public final Mono<Void> stop(Duration drainTimeout) {
+    return stop(drainTimeout, false);
+  }
+
+  @Override
+  public final Mono<Void> retire(Duration drainTimeout) {
+    return stop(drainTimeout, true);
+  }
+
+  private Mono<Void> stop(Duration drainTimeout, boolean retire) {
+    Objects.requireNonNull(drainTimeout, "drainTimeout");
+    return Mono.defer(() -> {
+      KeyedWorkQueue<K> draining;
+      synchronized (lifecycle) {
+        if (stopped) {
+          return Mono.empty();
+        }
+        stopped = true;
+        phase = Phase.STOPPED;
+        subscriptions.forEach(Disposable::dispose);
+        subscriptions.clear();
+        draining = queue;
+      }
+      Mono<Boolean> drained = draining == null ? Mono.just(true) : draining.shutDown(drainTimeout);
+      return drained
+          .doOnNext(done -> {
+            if (!done) {
+              log.warn("{} {}: syncs still running after {} were cancelled", kind, name, drainTimeout);
+            }
+          })
+          .then(retire ? removeFinalizers() : Mono.empty())
+          .doFinally(signal -> {
+            synchronized (lifecycle) {
+              release();
+            }
+          })
+          .then();
+    });
+  }
+
+  /**
+   * Removes this controller's finalizer from every object that carries it; after the queue drained, so no sync
+   * adds it back. Failures are logged: the objects stay as they are and can be fixed by hand.
+   */
+  private Mono<Void> removeFinalizers() {
+    List<FinalizedObject> objects;
+    synchronized (lifecycle) {
+      objects = queue == null ? List.of() : objectsWithFinalizer();
+    }
+    return Flux.fromIterable(objects)
+        .flatMap(finalized -> finalizers.remove(finalized.resource(), finalized.object())
+            .doOnNext(updated -> log.info("{} {} is deleted: removed its finalizer from {}", kind, name,
+                describe(finalized.object())))
+            .onErrorResume(e -> {
+              log.error("{} {} is deleted but its finalizer could not be removed from {}: {}", kind, name,
+                  describe(finalized.object()), e.getMessage());
+              return Mono.empty();
+            }), RETIRE_WRITES_IN_PARALLEL)
+        .then();
+  }
+
+  /** Gives back the informers and ends the workers; under the lifecycle lock. */
+  private void release() {
+    subscriptions.forEach(Disposable::dispose);
+    subscriptions.clear();
+    if (related != null) {
+      related.close();
+    }
+    if (hookMaterials != null) {
+      hookMaterials.close();
+    }
+    if (workers != null) {
+      workers.dispose();
+    }
+    leases.forEach(InformerLease::close);
+    leases.clear();
+  }
+
+  protected static String describe(HasMetadata object) {
+    String namespace = object.getMetadata().getNamespace();
+    return object.getKind() + " " + (namespace == null || namespace.isEmpty() ? "" : namespace + "/")
+        + object.getMetadata().getName();
+  }
+
+  @Override
+  public String toString() {
+    return kind + " " + name;
+  }
+}
