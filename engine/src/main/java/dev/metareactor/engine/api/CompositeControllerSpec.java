@@ -1,12 +1,9 @@
 package dev.metareactor.engine.api;
 
 import dev.metareactor.engine.selector.LabelSelector;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -57,124 +54,20 @@ public record CompositeControllerSpec(
 
   /** Parses a whole CompositeController object ({@code metadata.name} and {@code spec}). */
   public static CompositeControllerSpec parse(JsonNode controller) {
-    String name = text(controller.path("metadata").get("name"), "metadata.name", true);
-    JsonNode spec = controller.get("spec");
-    if (spec == null || !spec.isObject()) {
-      throw new InvalidControllerException("spec: required");
-    }
+    JsonNode spec = SpecFields.spec(controller);
     JsonNode parentNode = spec.get("parentResource");
     if (parentNode == null || !parentNode.isObject()) {
       throw new InvalidControllerException("spec.parentResource: required");
     }
-    ResourceRule parent = resourceRule(parentNode, "spec.parentResource");
-    LabelSelector parentSelector;
-    try {
-      parentSelector = LabelSelector.fromApi(parentNode.get("labelSelector"));
-    } catch (IllegalArgumentException e) {
-      throw new InvalidControllerException("spec.parentResource.labelSelector: " + e.getMessage());
-    }
-    boolean ignoreStatusChanges = bool(parentNode.get("ignoreStatusChanges"), "spec.parentResource.ignoreStatusChanges");
-
-    List<ChildResourceRule> children = new ArrayList<>();
-    JsonNode childNodes = spec.get("childResources");
-    if (childNodes != null && !childNodes.isNull()) {
-      if (!childNodes.isArray()) {
-        throw new InvalidControllerException("spec.childResources: must be a list");
-      }
-      Set<ResourceRule> seen = new HashSet<>();
-      for (int i = 0; i < childNodes.size(); i++) {
-        String field = "spec.childResources[" + i + "]";
-        JsonNode child = childNodes.get(i);
-        ResourceRule rule = resourceRule(child, field);
-        if (!seen.add(rule)) {
-          throw new InvalidControllerException(field + ": " + rule + " is listed twice");
-        }
-        String method = text(child.path("updateStrategy").get("method"), field + ".updateStrategy.method", false);
-        UpdateMethod updateMethod = UpdateMethod.parse(method, field + ".updateStrategy.method");
-        if (updateMethod.rolling()) {
-          // Applying a rolling method all at once could take every child down together: refuse it instead.
-          throw new InvalidControllerException(field + ".updateStrategy.method: " + updateMethod
-              + " is not supported yet (rolling updates with ControllerRevisions are planned); use "
-              + (updateMethod.recreate() ? "Recreate" : "InPlace") + " to update all changed children at once");
-        }
-        children.add(new ChildResourceRule(rule, updateMethod));
-      }
-    }
-
-    JsonNode hooks = spec.get("hooks");
-    if (hooks == null || !hooks.isObject()) {
-      throw new InvalidControllerException("spec.hooks: no hooks defined");
-    }
-    Optional<HookSpec> sync = hook(hooks, "sync");
-    Optional<HookSpec> finalize = hook(hooks, "finalize");
-    if (sync.isEmpty() && finalize.isEmpty()) {
-      throw new InvalidControllerException("spec.hooks: neither a sync nor a finalize hook is defined");
-    }
-    JsonNode resync = spec.get("resyncPeriodSeconds");
-    int resyncPeriodSeconds = 0;
-    if (resync != null && !resync.isNull()) {
-      if (!resync.isIntegralNumber() || !resync.canConvertToInt() || resync.intValue() < 0) {
-        throw new InvalidControllerException("spec.resyncPeriodSeconds: must be a non-negative integer");
-      }
-      resyncPeriodSeconds = resync.intValue();
-    }
-    return new CompositeControllerSpec(name, parent, parentSelector, ignoreStatusChanges, children, sync, finalize,
-        hook(hooks, "customize"), resyncPeriodSeconds, bool(spec.get("generateSelector"), "spec.generateSelector"),
-        spec.path("endpointConfigs"));
-  }
-
-  static ResourceRule resourceRule(JsonNode node, String field) {
-    if (node == null || !node.isObject()) {
-      throw new InvalidControllerException(field + ": must be an object with apiVersion and resource");
-    }
-    return new ResourceRule(text(node.get("apiVersion"), field + ".apiVersion", true),
-        text(node.get("resource"), field + ".resource", true));
-  }
-
-  static Optional<HookSpec> hook(JsonNode hooks, String name) {
-    JsonNode hook = hooks.get(name);
-    if (hook == null || hook.isNull()) {
-      return Optional.empty();
-    }
-    String field = "spec.hooks." + name;
-    if (!hook.isObject()) {
-      throw new InvalidControllerException(field + ": must be an object");
-    }
-    JsonNode webhook = hook.get("webhook");
-    if (webhook == null || webhook.isNull()) {
-      return Optional.empty(); // a hook without a webhook is disabled, as upstream
-    }
-    if (!webhook.isObject()) {
-      throw new InvalidControllerException(field + ".webhook: must be an object");
-    }
-    HookSpec.HookVersion version = HookSpec.HookVersion.parse(text(hook.get("version"), field + ".version", false),
-        field + ".version");
-    return Optional.of(new HookSpec(version, webhook));
-  }
-
-  static String text(JsonNode node, String field, boolean required) {
-    if (node == null || node.isNull()) {
-      if (required) {
-        throw new InvalidControllerException(field + ": required");
-      }
-      return null;
-    }
-    if (!node.isString()) {
-      throw new InvalidControllerException(field + ": must be a string");
-    }
-    if (required && node.stringValue().isEmpty()) {
-      throw new InvalidControllerException(field + ": must not be empty");
-    }
-    return node.stringValue();
-  }
-
-  static boolean bool(JsonNode node, String field) {
-    if (node == null || node.isNull()) {
-      return false;
-    }
-    if (!node.isBoolean()) {
-      throw new InvalidControllerException(field + ": must be true or false");
-    }
-    return node.booleanValue();
+    ResourceRule parent = SpecFields.resourceRule(parentNode, "spec.parentResource");
+    LabelSelector parentSelector = SpecFields.selector(parentNode.get("labelSelector"),
+        "spec.parentResource.labelSelector");
+    boolean ignoreStatusChanges = SpecFields.bool(parentNode.get("ignoreStatusChanges"),
+        "spec.parentResource.ignoreStatusChanges");
+    List<ChildResourceRule> children = SpecFields.childRules(spec.get("childResources"), "spec.childResources", true);
+    SpecFields.Hooks hooks = SpecFields.hooks(spec);
+    return new CompositeControllerSpec(SpecFields.name(controller), parent, parentSelector, ignoreStatusChanges,
+        children, hooks.syncHook(), hooks.finalizeHook(), hooks.customizeHook(), SpecFields.resyncPeriodSeconds(spec),
+        SpecFields.bool(spec.get("generateSelector"), "spec.generateSelector"), spec.path("endpointConfigs"));
   }
 }

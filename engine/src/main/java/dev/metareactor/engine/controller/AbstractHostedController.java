@@ -183,10 +183,10 @@ public abstract class AbstractHostedController<K> implements HostedController {
         new HookIdentity(type, name, kind))).orElse(null);
   }
 
-  /** The customize hook's related objects for objects of {@code parentResource}. */
-  protected final RelatedObjects<K> relatedObjects(Optional<HookConfig> customize, ApiResource parentResource) {
+  /** The customize hook and its related objects. */
+  protected final RelatedObjects<K> relatedObjects(Optional<HookConfig> customize) {
     related = new RelatedObjects<>(kind, name, controllerJson, hook("customize", customize),
-        customize.map(HookConfig::hook), parentResource, context, this::enqueue);
+        customize.map(HookConfig::hook), context, this::enqueue);
     return related;
   }
 

@@ -58,11 +58,21 @@ public record SyncResponse(ObjectNode status, List<ObjectNode> children, Duratio
    */
   public static SyncResponse parse(JsonNode body, String childrenField, UnknownFields unknownFields,
       Consumer<String> onUnknownField) {
+    return parse(body, childrenField, Set.of(), unknownFields, onUnknownField);
+  }
+
+  /**
+   * Parses a response body that may also carry fields a kind of controller reads itself (a DecoratorController's
+   * {@code labels} and {@code annotations}); those are neither parsed nor treated as unknown here.
+   */
+  public static SyncResponse parse(JsonNode body, String childrenField, Set<String> otherFields,
+      UnknownFields unknownFields, Consumer<String> onUnknownField) {
     Objects.requireNonNull(body, "body");
     if (!body.isObject()) {
       throw new HookResponseException("response must be a JSON object, got " + body.getNodeType());
     }
-    Set<String> known = Set.of("status", childrenField, "resyncAfterSeconds", "finalized");
+    Set<String> known = new java.util.HashSet<>(otherFields);
+    known.addAll(Set.of("status", childrenField, "resyncAfterSeconds", "finalized"));
     for (Map.Entry<String, JsonNode> field : body.properties()) {
       if (!known.contains(field.getKey())) {
         if (unknownFields == UnknownFields.STRICT) {

@@ -108,7 +108,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
       ApiResource resource = resources.get(i + 1);
       childTypes.add(new ChildType(resource, acquire(resource), rule.updateMethod()));
     }
-    RelatedObjects<ParentKey> related = relatedObjects(customizeHook, parentResource);
+    RelatedObjects<ParentKey> related = relatedObjects(customizeHook);
     CompositeRouter compositeRouter = new CompositeRouter(spec, parentResource, parentInformer, this::enqueue,
         related::forget, context().json());
     sync = new CompositeSync(spec, controllerJson(), parentResource, parentInformer, childTypes,

@@ -146,7 +146,7 @@ final class CompositeSync {
     HookCaller.RootObject root = new HookCaller.RootObject(parent.getKind(),
         Objects.requireNonNullElse(parent.getMetadata().getNamespace(), ""), parent.getMetadata().getName());
     return claimer.claim(parent, parentResource, selector, childTypes)
-        .zipWhen(observed -> related.of(key, parent, parentJson, versionOf(finalizing)))
+        .zipWhen(observed -> related.of(key, parent, parentJson, parentResource, versionOf(finalizing)))
         .flatMap(observedAndRelated -> hook.call(
                 request(parentJson, observedAndRelated.getT1(), observedAndRelated.getT2(), finalizing), root)
             .map(body -> SyncResponse.parse(body, "children", unknownFields(finalizing),

@@ -59,7 +59,6 @@ public final class RelatedObjects<K> implements AutoCloseable {
   private final HookCaller hook;
   private final HookVersion version;
   private final UnknownFields unknownFields;
-  private final ApiResource parentResource;
   private final ControllerContext context;
   private final Consumer<K> enqueue;
   private final Cache<String, List<RelatedRule>> answers = Caffeine.newBuilder()
@@ -79,15 +78,13 @@ public final class RelatedObjects<K> implements AutoCloseable {
    * @param enqueue re-syncs a parent
    */
   public RelatedObjects(String controllerKind, String controllerName, JsonNode controllerObject, HookCaller hook,
-      Optional<HookSpec> hookSpec, ApiResource parentResource, ControllerContext context,
-      Consumer<K> enqueue) {
+      Optional<HookSpec> hookSpec, ControllerContext context, Consumer<K> enqueue) {
     this.controllerKind = Objects.requireNonNull(controllerKind, "controllerKind");
     this.controllerName = Objects.requireNonNull(controllerName, "controllerName");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.hook = hook;
     this.version = hookSpec.map(HookSpec::version).orElse(HookVersion.V1);
     this.unknownFields = hookSpec.map(UnknownFields::of).orElse(UnknownFields.LOOSE);
-    this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
     this.context = Objects.requireNonNull(context, "context");
     this.enqueue = Objects.requireNonNull(enqueue, "enqueue");
   }
@@ -95,12 +92,13 @@ public final class RelatedObjects<K> implements AutoCloseable {
   /**
    * The {@code related} map of a parent's sync or finalize request.
    *
+   * @param parentResource the parent's resource (its scope decides where rules read and how objects are keyed)
    * @param requestVersion the version of the hook the map is for (it decides the object keys)
    * @return the map; fails with {@link HookResponseException} for a customize answer that cannot be used, with
    *     {@link NotSyncedException} while a related informer fills its cache, or with the hook's failure
    */
   public Mono<ObjectNode> of(K key, GenericKubernetesResource parent, ObjectNode parentJson,
-      HookVersion requestVersion) {
+      ApiResource parentResource, HookVersion requestVersion) {
     if (hook == null) {
       return Mono.just(NODES.objectNode());
     }
@@ -108,7 +106,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
     List<RelatedRule> cached = answers.getIfPresent(answerKey);
     Mono<List<RelatedRule>> rules = cached != null ? Mono.just(cached) : customize(parent, parentJson)
         .doOnNext(answer -> answers.put(answerKey, answer));
-    return rules.map(answer -> select(key, parent, answer, requestVersion));
+    return rules.map(answer -> select(key, parent, parentResource.namespaced(), answer, requestVersion));
   }
 
   /** Forgets a parent that is gone. */
@@ -152,9 +150,9 @@ public final class RelatedObjects<K> implements AutoCloseable {
     return List.copyOf(rules);
   }
 
-  private ObjectNode select(K key, GenericKubernetesResource parent, List<RelatedRule> rules,
-      HookVersion requestVersion) {
-    String parentNamespace = parentResource.namespaced()
+  private ObjectNode select(K key, GenericKubernetesResource parent, boolean parentNamespaced,
+      List<RelatedRule> rules, HookVersion requestVersion) {
+    String parentNamespace = parentNamespaced
         ? Objects.requireNonNullElse(parent.getMetadata().getNamespace(), "") : "";
     ResourceMap served = context.discovery().current();
     List<ResolvedRule> resolved = new ArrayList<>(rules.size());
@@ -187,7 +185,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
       ObjectNode objects = related.has(group) ? (ObjectNode) related.get(group) : related.putObject(group);
       for (GenericKubernetesResource object : candidates(rule, leases.get(i))) {
         if (rule.selects(object, this::namespaceLabels)) {
-          objects.set(ObjectMapKeys.objectKey(requestVersion, parentResource.namespaced(),
+          objects.set(ObjectMapKeys.objectKey(requestVersion, parentNamespaced,
               object.getMetadata().getNamespace(), object.getMetadata().getName()),
               context.json().convertValue(object, ObjectNode.class));
         }

@@ -1,0 +1,158 @@
+package dev.metareactor.engine.api;
+
+import dev.metareactor.engine.selector.LabelSelector;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Reading the fields controller objects share ({@code CompositeController}, {@code DecoratorController}, ...): every
+ * problem is an {@link InvalidControllerException} naming the field.
+ */
+final class SpecFields {
+
+  /** A controller's hooks, at least one of sync and finalize defined. */
+  record Hooks(Optional<HookSpec> syncHook, Optional<HookSpec> finalizeHook, Optional<HookSpec> customizeHook) {}
+
+  private SpecFields() {}
+
+  /** The {@code spec} of a controller object (and its {@code metadata.name} must be there). */
+  static JsonNode spec(JsonNode controller) {
+    text(controller.path("metadata").get("name"), "metadata.name", true);
+    JsonNode spec = controller.get("spec");
+    if (spec == null || !spec.isObject()) {
+      throw new InvalidControllerException("spec: required");
+    }
+    return spec;
+  }
+
+  static String name(JsonNode controller) {
+    return text(controller.path("metadata").get("name"), "metadata.name", true);
+  }
+
+  static ResourceRule resourceRule(JsonNode node, String field) {
+    if (node == null || !node.isObject()) {
+      throw new InvalidControllerException(field + ": must be an object with apiVersion and resource");
+    }
+    return new ResourceRule(text(node.get("apiVersion"), field + ".apiVersion", true),
+        text(node.get("resource"), field + ".resource", true));
+  }
+
+  /** A label selector in the API form; absent means everything. */
+  static LabelSelector selector(JsonNode node, String field) {
+    try {
+      return LabelSelector.fromApi(node);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidControllerException(field + ": " + e.getMessage());
+    }
+  }
+
+  /**
+   * A list of child rules ({@code childResources}, {@code attachments}), each listed once.
+   *
+   * @param refuseRolling whether rolling update methods are refused (they are not supported for this list)
+   */
+  static List<ChildResourceRule> childRules(JsonNode nodes, String field, boolean refuseRolling) {
+    List<ChildResourceRule> rules = new ArrayList<>();
+    if (nodes == null || nodes.isNull()) {
+      return rules;
+    }
+    if (!nodes.isArray()) {
+      throw new InvalidControllerException(field + ": must be a list");
+    }
+    Set<ResourceRule> seen = new HashSet<>();
+    for (int i = 0; i < nodes.size(); i++) {
+      String itemField = field + "[" + i + "]";
+      JsonNode node = nodes.get(i);
+      ResourceRule rule = resourceRule(node, itemField);
+      if (!seen.add(rule)) {
+        throw new InvalidControllerException(itemField + ": " + rule + " is listed twice");
+      }
+      String methodField = itemField + ".updateStrategy.method";
+      UpdateMethod method = UpdateMethod.parse(text(node.path("updateStrategy").get("method"), methodField, false),
+          methodField);
+      if (refuseRolling && method.rolling()) {
+        // Applying a rolling method all at once could take every child down together: refuse it instead.
+        throw new InvalidControllerException(methodField + ": " + method
+            + " is not supported yet (rolling updates with ControllerRevisions are planned); use "
+            + (method.recreate() ? "Recreate" : "InPlace") + " to update all changed children at once");
+      }
+      rules.add(new ChildResourceRule(rule, method));
+    }
+    return rules;
+  }
+
+  static Hooks hooks(JsonNode spec) {
+    JsonNode hooks = spec.get("hooks");
+    if (hooks == null || !hooks.isObject()) {
+      throw new InvalidControllerException("spec.hooks: no hooks defined");
+    }
+    Optional<HookSpec> sync = hook(hooks, "sync");
+    Optional<HookSpec> finalize = hook(hooks, "finalize");
+    if (sync.isEmpty() && finalize.isEmpty()) {
+      throw new InvalidControllerException("spec.hooks: neither a sync nor a finalize hook is defined");
+    }
+    return new Hooks(sync, finalize, hook(hooks, "customize"));
+  }
+
+  static Optional<HookSpec> hook(JsonNode hooks, String name) {
+    JsonNode hook = hooks.get(name);
+    if (hook == null || hook.isNull()) {
+      return Optional.empty();
+    }
+    String field = "spec.hooks." + name;
+    if (!hook.isObject()) {
+      throw new InvalidControllerException(field + ": must be an object");
+    }
+    JsonNode webhook = hook.get("webhook");
+    if (webhook == null || webhook.isNull()) {
+      return Optional.empty(); // a hook without a webhook is disabled, as upstream
+    }
+    if (!webhook.isObject()) {
+      throw new InvalidControllerException(field + ".webhook: must be an object");
+    }
+    HookSpec.HookVersion version = HookSpec.HookVersion.parse(text(hook.get("version"), field + ".version", false),
+        field + ".version");
+    return Optional.of(new HookSpec(version, webhook));
+  }
+
+  static int resyncPeriodSeconds(JsonNode spec) {
+    JsonNode resync = spec.get("resyncPeriodSeconds");
+    if (resync == null || resync.isNull()) {
+      return 0;
+    }
+    if (!resync.isIntegralNumber() || !resync.canConvertToInt() || resync.intValue() < 0) {
+      throw new InvalidControllerException("spec.resyncPeriodSeconds: must be a non-negative integer");
+    }
+    return resync.intValue();
+  }
+
+  static String text(JsonNode node, String field, boolean required) {
+    if (node == null || node.isNull()) {
+      if (required) {
+        throw new InvalidControllerException(field + ": required");
+      }
+      return null;
+    }
+    if (!node.isString()) {
+      throw new InvalidControllerException(field + ": must be a string");
+    }
+    if (required && node.stringValue().isEmpty()) {
+      throw new InvalidControllerException(field + ": must not be empty");
+    }
+    return node.stringValue();
+  }
+
+  static boolean bool(JsonNode node, String field) {
+    if (node == null || node.isNull()) {
+      return false;
+    }
+    if (!node.isBoolean()) {
+      throw new InvalidControllerException(field + ": must be true or false");
+    }
+    return node.booleanValue();
+  }
+}
