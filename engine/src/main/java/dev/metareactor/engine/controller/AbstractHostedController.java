@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller;
 
+import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
@@ -20,6 +21,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -30,6 +32,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -64,6 +67,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
   private final ObjectNode controllerJson;
   private final ControllerContext context;
   private final Finalizers finalizers;
+  private final Map<String, Optional<HookConfig>> hookConfigs;
 
   private volatile Phase phase = Phase.NEW;
   /** Guards everything below: start and stop may race (a spec change while the controller still starts). */
@@ -79,16 +83,28 @@ public abstract class AbstractHostedController<K> implements HostedController {
   /**
    * @param kind the controller object's kind, for logs, Events, queue and hook metrics
    * @param finalizerName this controller's finalizer
+   * @param hooks the controller's {@code sync}, {@code finalize} and {@code customize} hooks
+   * @param endpointConfigs its {@code spec.endpointConfigs} (a missing node when absent)
+   * @throws dev.metareactor.engine.api.InvalidControllerException when a hook's webhook is unusable as written
    */
   protected AbstractHostedController(String kind, String name, GenericKubernetesResource controllerObject,
-      ObjectNode controllerJson, ControllerContext context, String finalizerName) {
+      ObjectNode controllerJson, ControllerContext context, String finalizerName, Hooks hooks,
+      JsonNode endpointConfigs) {
     this.kind = Objects.requireNonNull(kind, "kind");
     this.name = Objects.requireNonNull(name, "name");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.controllerJson = Objects.requireNonNull(controllerJson, "controllerJson");
     this.context = Objects.requireNonNull(context, "context");
     this.finalizers = new Finalizers(finalizerName, context.api(), context.json());
+    this.hookConfigs = Map.of(
+        "sync", HookConfig.of(hooks.syncHook(), endpointConfigs, "sync"),
+        "finalize", HookConfig.of(hooks.finalizeHook(), endpointConfigs, "finalize"),
+        "customize", HookConfig.of(hooks.customizeHook(), endpointConfigs, "customize"));
   }
+
+  /** A controller object's hooks, as its spec declares them. */
+  public record Hooks(Optional<HookSpec> syncHook, Optional<HookSpec> finalizeHook,
+      Optional<HookSpec> customizeHook) {}
 
   // ---- what each kind says
 
@@ -177,15 +193,16 @@ public abstract class AbstractHostedController<K> implements HostedController {
     queue.add(key);
   }
 
-  /** The caller of one hook, or {@code null} when the controller does not define it. */
-  protected final HookCaller hook(String type, Optional<HookConfig> config) {
-    return config.map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
+  /** The caller of the {@code sync} or {@code finalize} hook, or {@code null} when the controller has none. */
+  protected final HookCaller hook(String type) {
+    return hookConfigs.get(type).map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
         new HookIdentity(type, name, kind))).orElse(null);
   }
 
   /** The customize hook and its related objects. */
-  protected final RelatedObjects<K> relatedObjects(Optional<HookConfig> customize) {
-    related = new RelatedObjects<>(kind, name, controllerJson, hook("customize", customize),
+  protected final RelatedObjects<K> relatedObjects() {
+    Optional<HookConfig> customize = hookConfigs.get("customize");
+    related = new RelatedObjects<>(kind, name, controllerJson, hook("customize"),
         customize.map(HookConfig::hook), context, this::enqueue);
     return related;
   }

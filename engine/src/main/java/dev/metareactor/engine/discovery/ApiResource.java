@@ -25,6 +25,12 @@ public record ApiResource(String group, String version, String resource, String 
     subresources = Set.copyOf(subresources);
   }
 
+  /** The group of an {@code apiVersion} ({@code apps/v1} -> {@code apps}, {@code v1} -> the core group, empty). */
+  public static String groupOf(String apiVersion) {
+    int slash = apiVersion == null ? -1 : apiVersion.indexOf('/');
+    return slash < 0 ? "" : apiVersion.substring(0, slash);
+  }
+
   /** {@code group/version}, or just {@code version} for the core group. */
   public String apiVersion() {
     return group.isEmpty() ? version : group + "/" + version;

@@ -4,6 +4,7 @@ import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.http.InvalidWebhookException;
 import dev.metareactor.http.WebhookSpec;
+import java.util.Optional;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -15,6 +16,15 @@ import tools.jackson.databind.JsonNode;
  * @param materials where the material comes from
  */
 public record HookConfig(HookSpec hook, WebhookSpec webhook, WebhookMaterials materials) {
+
+  /**
+   * Checks one of a controller object's hooks, if it has it.
+   *
+   * @param hookType {@code sync}, {@code finalize}, {@code customize}: the hook's name under {@code spec.hooks}
+   */
+  public static Optional<HookConfig> of(Optional<HookSpec> hook, JsonNode endpointConfigs, String hookType) {
+    return hook.map(spec -> of(spec, endpointConfigs, "spec.hooks." + hookType + ".webhook"));
+  }
 
   /**
    * Checks a hook of a controller object.

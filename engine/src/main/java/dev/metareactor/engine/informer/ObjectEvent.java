@@ -1,6 +1,10 @@
 package dev.metareactor.engine.informer;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -23,6 +27,42 @@ public record ObjectEvent(Type type, GenericKubernetesResource previous, Generic
   public ObjectEvent {
     Objects.requireNonNull(type, "type");
     Objects.requireNonNull(object, "object");
+  }
+
+  /**
+   * An update that changed nothing but status: same generation, labels and annotations, and no deletion started
+   * (what {@code ignoreStatusChanges} drops). Resyncs are not such updates.
+   */
+  public boolean changedOnlyStatus() {
+    if (type != Type.UPDATED || previous == null || isResync()) {
+      return false;
+    }
+    var before = previous.getMetadata();
+    var after = object.getMetadata();
+    return Objects.equals(before.getGeneration(), after.getGeneration())
+        && Objects.equals(before.getLabels(), after.getLabels())
+        && Objects.equals(before.getAnnotations(), after.getAnnotations())
+        && after.getDeletionTimestamp() == null;
+  }
+
+  /**
+   * The controllers (owner references with {@code controller: true}) this event concerns: the object's own, and,
+   * when an update released the object or moved it to another controller, the previous one too (it must notice
+   * the object is gone). Each with the state of the object that carried it.
+   */
+  public List<Map.Entry<GenericKubernetesResource, OwnerReference>> controllers() {
+    List<Map.Entry<GenericKubernetesResource, OwnerReference>> result = new ArrayList<>(2);
+    OwnerReference now = InformerIndexes.controllerOf(object);
+    if (now != null) {
+      result.add(Map.entry(object, now));
+    }
+    if (type == Type.UPDATED && previous != null) {
+      OwnerReference before = InformerIndexes.controllerOf(previous);
+      if (before != null && (now == null || !Objects.equals(before.getUid(), now.getUid()))) {
+        result.add(Map.entry(previous, before));
+      }
+    }
+    return result;
   }
 
   /** An update where nothing changed: the informer replaying its cache (periodic resync). */

@@ -78,6 +78,13 @@ public final class ApiWriter implements AutoCloseable {
     return call("patch", resource, () -> resource(resource, namespace, name).patch(patch, body));
   }
 
+  /** A patch of the status subresource. */
+  public Mono<GenericKubernetesResource> patchStatus(ApiResource resource, String namespace, String name,
+      PatchContext patch, String body) {
+    return call("patch-status", resource, () -> resource(resource, namespace, name).subresource("status")
+        .patch(patch, body));
+  }
+
   /** A JSON merge patch. */
   public Mono<GenericKubernetesResource> mergePatch(ApiResource resource, String namespace, String name, String body) {
     return patch(resource, namespace, name, new PatchContext.Builder().withPatchType(PatchType.JSON_MERGE).build(), body);

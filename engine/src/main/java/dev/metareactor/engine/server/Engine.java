@@ -4,6 +4,7 @@ import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.ListenAddress;
 import dev.metareactor.engine.controller.composite.CompositeController;
+import dev.metareactor.engine.controller.decorator.DecoratorController;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.host.ControllerContext;
@@ -90,7 +91,8 @@ public final class Engine implements AutoCloseable {
     ControllerContext context = new ControllerContext(options, discovery, informers, api, events, hookClient,
         meters, client.getKubernetesSerialization());
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
-    this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target));
+    this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),
+        new ControllerHost(DecoratorController.kind(), context, target));
     this.leaderElection = options.leaderElection().enabled()
         ? Optional.of(new LeaderElection(client, options.leaderElection(), identity))
         : Optional.empty();

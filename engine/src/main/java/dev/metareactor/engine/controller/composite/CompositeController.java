@@ -11,7 +11,6 @@ import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
-import dev.metareactor.engine.hook.HookConfig;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
 import dev.metareactor.engine.informer.InformerLease;
@@ -49,9 +48,6 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   }
 
   private final CompositeControllerSpec spec;
-  private final Optional<HookConfig> syncHook;
-  private final Optional<HookConfig> finalizeHook;
-  private final Optional<HookConfig> customizeHook;
 
   /** Set by {@link #wire}, read by syncs and timers after it. */
   private volatile InformerLease parents;
@@ -60,13 +56,9 @@ public final class CompositeController extends AbstractHostedController<ParentKe
 
   private CompositeController(GenericKubernetesResource object, ObjectNode json, CompositeControllerSpec spec,
       ControllerContext context) {
-    super(KIND, spec.name(), object, json, context, spec.finalizerName());
+    super(KIND, spec.name(), object, json, context, spec.finalizerName(),
+        new Hooks(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
     this.spec = spec;
-    this.syncHook = spec.syncHook().map(hook -> HookConfig.of(hook, spec.endpointConfigs(), "spec.hooks.sync.webhook"));
-    this.finalizeHook = spec.finalizeHook()
-        .map(hook -> HookConfig.of(hook, spec.endpointConfigs(), "spec.hooks.finalize.webhook"));
-    this.customizeHook = spec.customizeHook()
-        .map(hook -> HookConfig.of(hook, spec.endpointConfigs(), "spec.hooks.customize.webhook"));
   }
 
   /**
@@ -108,11 +100,11 @@ public final class CompositeController extends AbstractHostedController<ParentKe
       ApiResource resource = resources.get(i + 1);
       childTypes.add(new ChildType(resource, acquire(resource), rule.updateMethod()));
     }
-    RelatedObjects<ParentKey> related = relatedObjects(customizeHook);
+    RelatedObjects<ParentKey> related = relatedObjects();
     CompositeRouter compositeRouter = new CompositeRouter(spec, parentResource, parentInformer, this::enqueue,
         related::forget, context().json());
     sync = new CompositeSync(spec, controllerJson(), parentResource, parentInformer, childTypes,
-        new CompositeSync.Hooks(hook("sync", syncHook), hook("finalize", finalizeHook)),
+        new CompositeSync.Hooks(hook("sync"), hook("finalize")),
         new ChildClaimer(context().api(), context().json()), related,
         new ChildrenManager(context().api(), context().json()), finalizers(), context().api(), context().json(),
         compositeRouter::responsibleFor);

@@ -67,8 +67,7 @@ final class CompositeRouter {
     if (!responsible) {
       return;
     }
-    if (event.type() == ObjectEvent.Type.UPDATED && spec.ignoreStatusChanges() && !event.isResync()
-        && onlyStatusChanged(event.previous().getMetadata(), parent.getMetadata())) {
+    if (spec.ignoreStatusChanges() && event.changedOnlyStatus()) {
       return;
     }
     enqueue.accept(key);
@@ -78,23 +77,15 @@ final class CompositeRouter {
     if (event.isResync()) {
       return; // the parent's own resync covers it
     }
-    OwnerReference controller = InformerIndexes.controllerOf(event.object());
-    if (controller == null) {
+    if (InformerIndexes.controllerOf(event.object()) == null) {
       routeOrphan(event);
-    } else {
-      routeToOwner(event.object(), controller);
     }
-    if (event.type() == ObjectEvent.Type.UPDATED && event.previous() != null) {
-      OwnerReference before = InformerIndexes.controllerOf(event.previous());
-      if (before != null && (controller == null || !Objects.equals(before.getUid(), controller.getUid()))) {
-        routeToOwner(event.previous(), before); // released or moved: the old parent must notice too
-      }
-    }
+    event.controllers().forEach(owned -> routeToOwner(owned.getKey(), owned.getValue()));
   }
 
   private void routeToOwner(GenericKubernetesResource child, OwnerReference controller) {
     if (controller == null || !Objects.equals(controller.getKind(), parentResource.kind())
-        || !Objects.equals(groupOf(controller.getApiVersion()), parentResource.group())) {
+        || !Objects.equals(ApiResource.groupOf(controller.getApiVersion()), parentResource.group())) {
       return;
     }
     String namespace = parentResource.namespaced() ? Objects.requireNonNullElse(child.getMetadata().getNamespace(), "") : "";
@@ -134,20 +125,9 @@ final class CompositeRouter {
     return finalizers != null && finalizers.contains(spec.finalizerName());
   }
 
-  private static boolean onlyStatusChanged(ObjectMeta before, ObjectMeta after) {
-    return Objects.equals(before.getGeneration(), after.getGeneration())
-        && Objects.equals(before.getLabels(), after.getLabels())
-        && Objects.equals(before.getAnnotations(), after.getAnnotations())
-        && after.getDeletionTimestamp() == null;
-  }
 
   ParentKey keyOf(ObjectMeta meta) {
     return new ParentKey(parentResource.namespaced() ? Objects.requireNonNullElse(meta.getNamespace(), "") : "",
         meta.getName());
-  }
-
-  private static String groupOf(String apiVersion) {
-    int slash = apiVersion == null ? -1 : apiVersion.indexOf('/');
-    return slash < 0 ? "" : apiVersion.substring(0, slash);
   }
 }
