@@ -40,6 +40,9 @@ public final class EngineUnderTest implements AutoCloseable {
   public static final ResourceDefinitionContext COMPOSITE_CONTROLLERS = new ResourceDefinitionContext.Builder()
       .withGroup("metacontroller.k8s.io").withVersion("v1alpha1").withPlural("compositecontrollers")
       .withKind("CompositeController").withNamespaced(false).build();
+  public static final ResourceDefinitionContext DECORATOR_CONTROLLERS = new ResourceDefinitionContext.Builder()
+      .withGroup("metacontroller.k8s.io").withVersion("v1alpha1").withPlural("decoratorcontrollers")
+      .withKind("DecoratorController").withNamespaced(false).build();
 
   private static boolean crdsInstalled;
 
@@ -100,7 +103,8 @@ public final class EngineUnderTest implements AutoCloseable {
   }
 
   /**
-   * Creates a CompositeController from YAML (labelled for this engine), deleted after the test.
+   * Creates a controller object (a CompositeController or DecoratorController, by its {@code kind}) from YAML,
+   * labelled for this engine, deleted after the test.
    *
    * @return the created object
    */
@@ -112,14 +116,23 @@ public final class EngineUnderTest implements AutoCloseable {
         ? new HashMap<>() : new HashMap<>(controller.getMetadata().getLabels());
     labels.put(HOSTED_BY, id);
     controller.getMetadata().setLabels(labels);
-    GenericKubernetesResource created =
-        client.genericKubernetesResources(COMPOSITE_CONTROLLERS).resource(controller).create();
+    GenericKubernetesResource created = client.genericKubernetesResources(contextOf(controller.getKind()))
+        .resource(controller).create();
     return cluster.deleteAfterTest(created);
   }
 
-  /** Deletes a controller object now. */
+  private static ResourceDefinitionContext contextOf(String kind) {
+    return "DecoratorController".equals(kind) ? DECORATOR_CONTROLLERS : COMPOSITE_CONTROLLERS;
+  }
+
+  /** Deletes a CompositeController now. */
   public void deleteController(String name) {
-    cluster.client().genericKubernetesResources(COMPOSITE_CONTROLLERS).withName(name).delete();
+    deleteController("CompositeController", name);
+  }
+
+  /** Deletes a controller object of {@code kind} now. */
+  public void deleteController(String kind, String name) {
+    cluster.client().genericKubernetesResources(contextOf(kind)).withName(name).delete();
   }
 
   /** Waits until the engine reports ready. */
