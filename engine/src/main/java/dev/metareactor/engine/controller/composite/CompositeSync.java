@@ -8,6 +8,7 @@ import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.DesiredChild;
+import dev.metareactor.engine.controller.DesiredObjects;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.HookCaller;
 import dev.metareactor.engine.controller.ParentKey;
@@ -23,7 +24,6 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -81,6 +81,7 @@ final class CompositeSync {
   private final ApiWriter api;
   private final KubernetesSerialization json;
   private final Predicate<GenericKubernetesResource> responsible;
+  private final DesiredObjects desiredObjects;
 
   CompositeSync(CompositeControllerSpec spec, JsonNode controllerObject, ApiResource parentResource,
       InformerLease parents, List<ChildType> childTypes, Hooks hooks, ChildClaimer claimer, RelatedObjects<ParentKey> related,
@@ -99,6 +100,8 @@ final class CompositeSync {
     this.api = Objects.requireNonNull(api, "api");
     this.json = Objects.requireNonNull(json, "json");
     this.responsible = Objects.requireNonNull(responsible, "responsible");
+    this.desiredObjects = new DesiredObjects("children", "parent",
+        "spec.childResources of " + CompositeController.KIND + " " + spec.name());
   }
 
   /** The parent as cached now, if it exists and this controller is responsible for it. */
@@ -193,44 +196,13 @@ final class CompositeSync {
   }
 
   /**
-   * Checks and completes the hook's children: a declared type, the parent's namespace (filled in when absent),
-   * the {@code controller-uid} label with {@code generateSelector}, labels that match the parent's selector, no
-   * two children with the same type and name. Any problem rejects the whole answer.
+   * Checks and completes the hook's children ({@link DesiredObjects}), adding the {@code controller-uid} label with
+   * {@code generateSelector} and requiring labels that match the parent's selector (else they would be orphaned at
+   * once).
    */
   private List<DesiredChild> desiredChildren(GenericKubernetesResource parent, List<ObjectNode> objects,
       LabelSelector selector) {
-    String parentNamespace = Objects.requireNonNullElse(parent.getMetadata().getNamespace(), "");
-    List<DesiredChild> desired = new ArrayList<>(objects.size());
-    Map<String, Integer> seen = new HashMap<>();
-    for (int i = 0; i < objects.size(); i++) {
-      ObjectNode child = objects.get(i).deepCopy();
-      String apiVersion = child.get("apiVersion").stringValue();
-      String kind = child.get("kind").stringValue();
-      ChildType type = childTypes.stream().filter(t -> t.accepts(apiVersion, kind)).findFirst()
-          .orElseThrow(() -> new HookResponseException("children: " + kind + " " + apiVersion
-              + " is not declared in spec.childResources of " + CompositeController.KIND + " " + spec.name()));
-      ObjectNode metadata = (ObjectNode) child.get("metadata");
-      String name = metadata.get("name").stringValue();
-      String namespace = metadata.path("namespace").asString("");
-      if (type.resource().namespaced()) {
-        if (namespace.isEmpty()) {
-          if (!parentResource.namespaced()) {
-            throw new HookResponseException("children: " + kind + " " + name + " has no metadata.namespace (its "
-                + "parent is cluster-scoped, so the namespace cannot be inferred)");
-          }
-          metadata.put("namespace", parentNamespace);
-          namespace = parentNamespace;
-        } else if (parentResource.namespaced() && !namespace.equals(parentNamespace)) {
-          throw new HookResponseException("children: " + kind + " " + name + " is in namespace " + namespace
-              + " but its parent is in " + parentNamespace + " (an owner must be in the same namespace as what it "
-              + "owns)");
-        }
-      } else if (!namespace.isEmpty()) {
-        metadata.remove("namespace");
-      } else if (parentResource.namespaced()) {
-        throw new HookResponseException("children: cluster-scoped " + kind + " " + name
-            + " cannot be owned by a namespaced parent");
-      }
+    return desiredObjects.check(objects, childTypes, parent, parentResource, (metadata, description) -> {
       if (spec.generateSelector()) {
         ObjectNode labels = metadata.has("labels") && metadata.get("labels").isObject()
             ? (ObjectNode) metadata.get("labels") : metadata.putObject("labels");
@@ -238,19 +210,11 @@ final class CompositeSync {
           labels.put(ChildSelector.CONTROLLER_UID_LABEL, parent.getMetadata().getUid());
         }
       }
-      Map<String, String> labels = labelsOf(metadata);
-      if (!selector.matches(labels)) {
-        throw new HookResponseException("labels on desired child " + kind + " " + describe(namespace, name)
+      if (!selector.matches(labelsOf(metadata))) {
+        throw new HookResponseException("labels on desired child " + description
             + " don't match parent selector (" + selector + "); it would be orphaned at once");
       }
-      Integer previous = seen.put(apiVersion + " " + kind + " " + namespace + "/" + name, i);
-      if (previous != null) {
-        throw new HookResponseException("children[" + previous + "] and children[" + i + "] are both " + kind + " "
-            + describe(namespace, name));
-      }
-      desired.add(new DesiredChild(type, child));
-    }
-    return desired;
+    });
   }
 
   private static Map<String, String> labelsOf(ObjectNode metadata) {
@@ -295,9 +259,5 @@ final class CompositeSync {
   private SyncResponse.UnknownFields unknownFields(boolean finalizing) {
     return (finalizing ? spec.finalizeHook() : spec.syncHook()).map(SyncResponse.UnknownFields::of)
         .orElse(SyncResponse.UnknownFields.LOOSE);
-  }
-
-  private static String describe(String namespace, String name) {
-    return namespace == null || namespace.isEmpty() ? name : namespace + "/" + name;
   }
 }

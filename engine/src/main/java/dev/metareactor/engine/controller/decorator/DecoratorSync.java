@@ -6,6 +6,7 @@ import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.DesiredChild;
+import dev.metareactor.engine.controller.DesiredObjects;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.HookCaller;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
@@ -22,7 +23,6 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -80,6 +80,7 @@ final class DecoratorSync {
   private final ApiWriter api;
   private final KubernetesSerialization json;
   private final DecoratorRouter router;
+  private final DesiredObjects desiredObjects;
 
   DecoratorSync(DecoratorControllerSpec spec, JsonNode controllerObject, List<TargetType> targets,
       List<ChildType> attachmentTypes, Hooks hooks, RelatedObjects<TargetKey> related, ChildrenManager attachments,
@@ -96,6 +97,8 @@ final class DecoratorSync {
     this.api = Objects.requireNonNull(api, "api");
     this.json = Objects.requireNonNull(json, "json");
     this.router = Objects.requireNonNull(router, "router");
+    this.desiredObjects = new DesiredObjects("attachments", "target",
+        "spec.attachments of DecoratorController " + spec.name());
   }
 
   /** The target as cached now, if it exists and this controller is responsible for it. */
@@ -213,51 +216,14 @@ final class DecoratorSync {
     return values;
   }
 
+  /** Checks and completes the hook's attachments ({@link DesiredObjects}), marking each as this decorator's. */
   private List<DesiredChild> desiredAttachments(TargetType type, GenericKubernetesResource target,
       List<ObjectNode> objects) {
-    String targetNamespace = Objects.requireNonNullElse(target.getMetadata().getNamespace(), "");
-    List<DesiredChild> desired = new ArrayList<>(objects.size());
-    Map<String, Integer> seen = new HashMap<>();
-    for (int i = 0; i < objects.size(); i++) {
-      ObjectNode attachment = objects.get(i).deepCopy();
-      String apiVersion = attachment.get("apiVersion").stringValue();
-      String kind = attachment.get("kind").stringValue();
-      ChildType attachmentType = attachmentTypes.stream().filter(t -> t.accepts(apiVersion, kind)).findFirst()
-          .orElseThrow(() -> new HookResponseException("attachments: " + kind + " " + apiVersion
-              + " is not declared in spec.attachments of DecoratorController " + spec.name()));
-      ObjectNode metadata = (ObjectNode) attachment.get("metadata");
-      String name = metadata.get("name").stringValue();
-      String namespace = metadata.path("namespace").asString("");
-      if (attachmentType.resource().namespaced()) {
-        if (namespace.isEmpty()) {
-          if (!type.resource().namespaced()) {
-            throw new HookResponseException("attachments: " + kind + " " + name + " has no metadata.namespace (its "
-                + "target is cluster-scoped, so the namespace cannot be inferred)");
-          }
-          metadata.put("namespace", targetNamespace);
-          namespace = targetNamespace;
-        } else if (type.resource().namespaced() && !namespace.equals(targetNamespace)) {
-          throw new HookResponseException("attachments: " + kind + " " + name + " is in namespace " + namespace
-              + " but its target is in " + targetNamespace + " (an owner must be in the same namespace as what it "
-              + "owns)");
-        }
-      } else if (!namespace.isEmpty()) {
-        metadata.remove("namespace");
-      } else if (type.resource().namespaced()) {
-        throw new HookResponseException("attachments: cluster-scoped " + kind + " " + name
-            + " cannot be owned by a namespaced target");
-      }
+    return desiredObjects.check(objects, attachmentTypes, target, type.resource(), (metadata, description) -> {
       ObjectNode notes = metadata.has("annotations") && metadata.get("annotations").isObject()
           ? (ObjectNode) metadata.get("annotations") : metadata.putObject("annotations");
       notes.put(DECORATOR_ANNOTATION, spec.name());
-      Integer previous = seen.put(apiVersion + " " + kind + " " + namespace + "/" + name, i);
-      if (previous != null) {
-        throw new HookResponseException("attachments[" + previous + "] and attachments[" + i + "] are both " + kind
-            + " " + (namespace.isEmpty() ? name : namespace + "/" + name));
-      }
-      desired.add(new DesiredChild(attachmentType, attachment));
-    }
-    return desired;
+    });
   }
 
   private Mono<Optional<Duration>> apply(TargetType type, GenericKubernetesResource target, ObjectNode targetJson,
