@@ -72,13 +72,10 @@ public final class HookMaterials implements AutoCloseable {
    * @throws InvalidWebhookException when a hook without material has unusable settings
    */
   public synchronized WebhookCaller register(WebhookSpec base, WebhookMaterials materials, HookIdentity identity) {
-    WebhookCaller caller;
+    WebhookCaller caller = new WebhookCaller(identity.hookType() + " hook: waiting for "
+        + materials.references(), Schedulers.parallel());
     if (materials.references().isEmpty()) {
-      caller = new WebhookCaller(client.hook(materials.applyTo(base, ref -> Optional.empty()), identity),
-          Schedulers.parallel());
-    } else {
-      caller = new WebhookCaller(client.hook(base, identity), Schedulers.parallel());
-      caller.unusable(identity.hookType() + " hook: waiting for " + materials.references());
+      caller.use(client.hook(materials.applyTo(base, ref -> Optional.empty()), identity));
     }
     hooks.add(new Registered(base, materials, identity, caller));
     return caller;

@@ -29,11 +29,13 @@ public final class WebhookCaller implements HookCaller {
   private volatile Target target;
 
   /**
+   * A caller that fails its calls with {@code problem} until {@link #use} gives it a hook.
+   *
    * @param continueOn where the caller's pipeline continues after the answer arrives
    */
-  public WebhookCaller(Hook hook, Scheduler continueOn) {
+  public WebhookCaller(String problem, Scheduler continueOn) {
     this.continueOn = Objects.requireNonNull(continueOn, "continueOn");
-    use(hook);
+    unusable(problem);
   }
 
   /** Calls go to {@code hook} from now on. */
