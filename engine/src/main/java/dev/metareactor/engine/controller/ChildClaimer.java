@@ -35,9 +35,9 @@ import reactor.core.publisher.Mono;
  *   <li>objects controlled by anyone else are never touched.</li>
  * </ul>
  *
- * <p>Candidates come from the informer indexes: the objects controlled by the parent's UID, and the orphans that
+ * <p>Candidates come from the informer indexes: the objects controlled by the parent's UID, and the objects that
  * carry one label the selector requires (or, for a selector without such a label, the orphans of the parent's
- * namespace). Writes are JSON merge patches carrying the object's resourceVersion, so a concurrent change makes
+ * namespace), of which only orphans are considered. Writes are JSON merge patches carrying the object's resourceVersion, so a concurrent change makes
  * the claim fail with a conflict and the parent is synced again, never a lost update.
  */
 public final class ChildClaimer {
@@ -100,24 +100,15 @@ public final class ChildClaimer {
     }));
   }
 
-  /** Orphans that may match: by one required label when the selector has one, else by namespace. */
+  /** Orphans that may match: a label bucket when the selector requires a label, else the parent's namespace. */
   private static List<GenericKubernetesResource> orphanCandidates(InformerLease informer,
       GenericKubernetesResource parent, ApiResource parentResource, LabelSelector selector) {
-    Map<String, String> required = selector.requiredLabels();
-    List<GenericKubernetesResource> candidates;
-    if (!required.isEmpty()) {
-      // Any required label finds every match; the smallest bucket costs least.
-      candidates = required.entrySet().stream()
-          .map(label -> informer.orphansLabelled(label.getKey(), label.getValue()))
-          .min(Comparator.comparingInt(List::size))
-          .orElseThrow();
-    } else if (parentResource.namespaced()) {
-      candidates = informer.orphans(parent.getMetadata().getNamespace());
-    } else {
-      // A cluster-scoped parent whose selector requires no exact label value: every orphan is a candidate.
-      candidates = informer.list().stream().filter(o -> InformerIndexes.controllerOf(o) == null).toList();
-    }
-    return candidates.stream().filter(child -> inScope(parent, parentResource, child)).toList();
+    String namespace = parentResource.namespaced() ? parent.getMetadata().getNamespace() : "";
+    List<GenericKubernetesResource> candidates = selector.requiredLabels().isEmpty() && !namespace.isEmpty()
+        ? informer.orphans(namespace) : informer.candidates(selector, namespace);
+    return candidates.stream()
+        .filter(child -> InformerIndexes.controllerOf(child) == null && inScope(parent, parentResource, child))
+        .toList();
   }
 
   /** A namespaced parent only owns objects in its own namespace; a cluster-scoped one owns objects anywhere. */

@@ -21,10 +21,11 @@ public final class InformerIndexes {
   public static final String ORPHANS_BY_NAMESPACE = "orphansByNamespace";
 
   /**
-   * Objects without a controller, by each of their labels ({@link #labelKey}), in every namespace: what a parent
-   * may adopt is found from one label its selector requires instead of a scan of every orphan.
+   * Every object by each of its labels ({@link #labelKey}): what a label selector that requires a label selects is
+   * found from that one label's bucket instead of a scan of the cache (orphans a parent may adopt, related objects
+   * a customize rule selects).
    */
-  public static final String ORPHANS_BY_LABEL = "orphansByLabel";
+  public static final String BY_LABEL = "byLabel";
 
   private InformerIndexes() {}
 
@@ -32,10 +33,10 @@ public final class InformerIndexes {
     return Map.of(
         CONTROLLER_UID, InformerIndexes::controllerUid,
         ORPHANS_BY_NAMESPACE, InformerIndexes::orphanNamespace,
-        ORPHANS_BY_LABEL, InformerIndexes::orphanLabels);
+        BY_LABEL, InformerIndexes::labels);
   }
 
-  /** The {@link #ORPHANS_BY_LABEL} key of one label. */
+  /** The {@link #BY_LABEL} key of one label. */
   public static String labelKey(String key, String value) {
     return key + "=" + value;
   }
@@ -66,9 +67,9 @@ public final class InformerIndexes {
     return List.of(namespace == null ? "" : namespace);
   }
 
-  private static List<String> orphanLabels(GenericKubernetesResource object) {
+  private static List<String> labels(GenericKubernetesResource object) {
     Map<String, String> labels = object.getMetadata().getLabels();
-    if (labels == null || labels.isEmpty() || controllerOf(object) != null) {
+    if (labels == null || labels.isEmpty()) {
       return List.of();
     }
     List<String> keys = new ArrayList<>(labels.size());

@@ -2,6 +2,8 @@ package dev.metareactor.engine.informer;
 
 import dev.metareactor.engine.discovery.ApiResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import dev.metareactor.engine.selector.LabelSelector;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import reactor.core.publisher.Flux;
@@ -26,8 +28,20 @@ public interface InformerLease extends AutoCloseable {
   /** Cached objects without a controller in {@code namespace} ({@code ""} for cluster-scoped ones). */
   List<GenericKubernetesResource> orphans(String namespace);
 
-  /** Cached objects without a controller that carry the label {@code key=value}, in every namespace. */
-  List<GenericKubernetesResource> orphansLabelled(String key, String value);
+  /** Cached objects that carry the label {@code key=value}, in every namespace. */
+  List<GenericKubernetesResource> labelled(String key, String value);
+
+  /**
+   * The cached objects a selector may match, without a scan when it requires a label: the smallest bucket of its
+   * required labels, else the objects of {@code namespace} (every object for {@code ""}). Callers still test the
+   * whole selector (and the namespace) on each.
+   */
+  default List<GenericKubernetesResource> candidates(LabelSelector selector, String namespace) {
+    return selector.requiredLabels().entrySet().stream()
+        .map(label -> labelled(label.getKey(), label.getValue()))
+        .min(Comparator.comparingInt(List::size))
+        .orElseGet(() -> namespace.isEmpty() ? list() : inNamespace(namespace));
+  }
 
   /** Every cached object. */
   List<GenericKubernetesResource> list();

@@ -159,8 +159,8 @@ public final class SharedInformers implements AutoCloseable {
     }
 
     @Override
-    public List<GenericKubernetesResource> orphansLabelled(String key, String value) {
-      return shared.informer.getIndexer().byIndex(InformerIndexes.ORPHANS_BY_LABEL, InformerIndexes.labelKey(key, value));
+    public List<GenericKubernetesResource> labelled(String key, String value) {
+      return shared.informer.getIndexer().byIndex(InformerIndexes.BY_LABEL, InformerIndexes.labelKey(key, value));
     }
 
     @Override

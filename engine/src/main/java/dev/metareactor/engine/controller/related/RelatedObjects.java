@@ -194,7 +194,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
     return related;
   }
 
-  /** What to test against a rule: the named objects, the objects of one namespace, or all of them. */
+  /** What to test against a rule: the named objects, or those its label selector and namespace may select. */
   private static List<GenericKubernetesResource> candidates(ResolvedRule rule, InformerLease lease) {
     List<String> names = rule.rule().names();
     if (!names.isEmpty() && (!rule.scope().isEmpty() || !rule.resource().namespaced())) {
@@ -202,7 +202,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
       names.forEach(name -> lease.get(rule.scope(), name).ifPresent(named::add));
       return named;
     }
-    return rule.scope().isEmpty() ? lease.list() : lease.inNamespace(rule.scope());
+    return lease.candidates(rule.rule().labels(), rule.scope());
   }
 
   private Map<String, String> namespaceLabels(String namespace) {
