@@ -333,6 +333,11 @@ gen_pki() {
     "basicConstraints=critical,CA:FALSE" \
     "keyUsage=critical,digitalSignature,keyEncipherment" \
     "extendedKeyUsage=clientAuth"
+  # The identity an engine under measurement uses (benchmarks/load): the audit policy logs only its requests.
+  leaf engine "/O=system:masters/CN=metareactor-engine" \
+    "basicConstraints=critical,CA:FALSE" \
+    "keyUsage=critical,digitalSignature,keyEncipherment" \
+    "extendedKeyUsage=clientAuth"
   leaf controller-manager "/O=system:masters/CN=metareactor-kube-controller-manager" \
     "basicConstraints=critical,CA:FALSE" \
     "keyUsage=critical,digitalSignature,keyEncipherment" \
@@ -415,6 +420,19 @@ cmd_up() {
   gen_pki
   write_kubeconfig "$STATE_DIR/kubeconfig" admin
   write_kubeconfig "$STATE_DIR/controller-manager.kubeconfig" controller-manager
+  write_kubeconfig "$STATE_DIR/engine.kubeconfig" engine
+  # Every request of the user metareactor-engine (engine.kubeconfig), and nobody else's, goes to logs/audit.log:
+  # the load harness counts an engine's requests by verb and resource from it. Batched, so no request waits for
+  # the log; nothing is logged for the tests, which use the admin identity.
+  cat > "$STATE_DIR/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: [metareactor-engine]
+- level: None
+EOF
 
   # etcd: data on tmpfs when there is one; fsync off (test data only).
   local shm=/dev/shm data
@@ -447,6 +465,9 @@ cmd_up() {
     --service-cluster-ip-range=10.0.0.0/24 \
     --disable-admission-plugins=ServiceAccount \
     --allow-privileged=true \
+    --audit-policy-file="$STATE_DIR/audit-policy.yaml" \
+    --audit-log-path="$STATE_DIR/logs/audit.log" --audit-log-format=json \
+    --audit-log-mode=batch --audit-log-batch-max-wait=1s --audit-log-maxsize=4096 --audit-log-maxbackup=1 \
     --profiling=false
   wait_until kube-apiserver "kube-apiserver /readyz on https://127.0.0.1:$API_PORT" kubectl_admin get --raw=/readyz
   wait_until kube-apiserver "namespace default" kubectl_admin get namespace default
@@ -472,6 +493,8 @@ cmd_up() {
 
   cat > "$STATE_DIR/env" <<EOF
 export KUBECONFIG='$STATE_DIR/kubeconfig'
+export METAREACTOR_ENGINE_KUBECONFIG='$STATE_DIR/engine.kubeconfig'
+export METAREACTOR_AUDIT_LOG='$STATE_DIR/logs/audit.log'
 export METAREACTOR_APISERVER='https://127.0.0.1:$API_PORT'
 export METAREACTOR_K8S_BIN='$BIN_DIR'
 EOF

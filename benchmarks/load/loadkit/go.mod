@@ -1,0 +1,3 @@
+module metareactor.dev/loadkit
+
+go 1.24

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// benchObject is the part of a bench parent the hook reads: which parent it is and what its spec asks for.
+type benchObject struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		// Value goes into every child and the status; an update wave changes it.
+		Value string `json:"value"`
+		// Stamp is the wall clock (Unix nanoseconds, as a string) of the edit that set Value: the hook measures
+		// event-to-hook latency as now - Stamp the first time it sees a stamp.
+		Stamp string `json:"stamp"`
+		// Children is how many ConfigMaps the parent wants.
+		Children int `json:"children"`
+	} `json:"spec"`
+}
+
+// hookRequest covers both kinds: a CompositeController sends "parent", a DecoratorController "object".
+type hookRequest struct {
+	Parent *benchObject `json:"parent"`
+	Object *benchObject `json:"object"`
+}
+
+type child struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   childMeta         `json:"metadata"`
+	Data       map[string]string `json:"data"`
+}
+
+type childMeta struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels"`
+}
+
+type benchStatus struct {
+	Value string `json:"value"`
+	Stamp string `json:"stamp"`
+}
+
+type syncResponse struct {
+	Status   benchStatus `json:"status"`
+	Children []child     `json:"children"`
+}
+
+type decorateResponse struct {
+	Labels      map[string]string `json:"labels"`
+	Status      benchStatus       `json:"status"`
+	Attachments []child           `json:"attachments"`
+}
+
+// payload pads each child's data to the size of a small real ConfigMap (about 300 bytes of data).
+var payload = func() string {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = 'a' + byte(i%26)
+	}
+	return string(b)
+}()
+
+type hookStats struct {
+	mu         sync.Mutex
+	calls      int64
+	since      time.Time
+	recordFrom int64 // stamps at or after this (Unix ns) count for latency; 0: latency off
+	lastStamp  map[string]string
+	latencies  []float64 // milliseconds
+	seen       map[string]struct{}
+	firstCall  time.Time
+	lastCall   time.Time
+}
+
+func newStats() *hookStats {
+	return &hookStats{since: time.Now(), lastStamp: map[string]string{}, seen: map[string]struct{}{}}
+}
+
+func (s *hookStats) observe(key string, stamp string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if s.firstCall.IsZero() {
+		s.firstCall = now
+	}
+	s.lastCall = now
+	s.seen[key] = struct{}{}
+	if s.recordFrom == 0 || stamp == "" || s.lastStamp[key] == stamp {
+		return
+	}
+	s.lastStamp[key] = stamp
+	ns, err := strconv.ParseInt(stamp, 10, 64)
+	if err != nil || ns < s.recordFrom {
+		return
+	}
+	s.latencies = append(s.latencies, float64(now.UnixNano()-ns)/1e6)
+}
+
+func (s *hookStats) reset(latency bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = 0
+	s.since = time.Now()
+	s.recordFrom = 0
+	if latency {
+		s.recordFrom = s.since.UnixNano()
+	}
+	s.lastStamp = map[string]string{}
+	s.latencies = nil
+	s.seen = map[string]struct{}{}
+	s.firstCall = time.Time{}
+	s.lastCall = time.Time{}
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p*float64(len(sorted)) + 0.5)
+	if i < 1 {
+		i = 1
+	}
+	if i > len(sorted) {
+		i = len(sorted)
+	}
+	return sorted[i-1]
+}
+
+func (s *hookStats) snapshot() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lat := append([]float64(nil), s.latencies...)
+	sort.Float64s(lat)
+	out := map[string]any{
+		"calls":       s.calls,
+		"parentsSeen": len(s.seen),
+		"cpuSeconds":  cpuSeconds(),
+		"latencyMs": map[string]any{
+			"count": len(lat),
+			"p50":   percentile(lat, 0.50),
+			"p90":   percentile(lat, 0.90),
+			"p99":   percentile(lat, 0.99),
+			"max":   percentile(lat, 1.0),
+		},
+	}
+	if !s.firstCall.IsZero() {
+		out["firstCallUnixMs"] = s.firstCall.UnixMilli()
+		out["lastCallUnixMs"] = s.lastCall.UnixMilli()
+	}
+	return out
+}
+
+func children(p *benchObject) []child {
+	n := p.Spec.Children
+	if n <= 0 {
+		n = 0
+	}
+	out := make([]child, n)
+	for i := range out {
+		out[i] = child{
+			APIVersion: "v1",
+			Kind:       "ConfigMap",
+			Metadata: childMeta{
+				Name:   p.Metadata.Name + "-" + strconv.Itoa(i),
+				Labels: map[string]string{"bench.metareactor.dev/load": "true"},
+			},
+			Data: map[string]string{"value": p.Spec.Value, "index": strconv.Itoa(i), "payload": payload},
+		}
+	}
+	return out
+}
+
+func runHook(args []string) error {
+	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	portFile := fs.String("port-file", "", "write the bound port here once listening")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	stats := newStats()
+	mux := http.NewServeMux()
+	handle := func(decorator bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			var req hookRequest
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			p := req.Parent
+			if decorator {
+				p = req.Object
+			}
+			if p == nil {
+				http.Error(w, "no parent/object in request", http.StatusBadRequest)
+				return
+			}
+			stats.observe(p.Metadata.Namespace+"/"+p.Metadata.Name, p.Spec.Stamp, time.Now())
+			status := benchStatus{Value: p.Spec.Value, Stamp: p.Spec.Stamp}
+			var body any = syncResponse{Status: status, Children: children(p)}
+			if decorator {
+				body = decorateResponse{
+					Labels:      map[string]string{"bench.metareactor.dev/value": p.Spec.Value},
+					Status:      status,
+					Attachments: children(p),
+				}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(body)
+		}
+	}
+	mux.HandleFunc("POST /sync", handle(false))
+	mux.HandleFunc("POST /decorate", handle(true))
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(stats.snapshot())
+	})
+	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		stats.reset(r.URL.Query().Get("latency") == "true")
+		w.WriteHeader(http.StatusNoContent)
+	})
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if *portFile != "" {
+		tmp := *portFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(strconv.Itoa(port)), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, *portFile); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "loadkit hook listening on %s\n", ln.Addr())
+	return http.Serve(ln, mux)
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	benchGroup    = "bench.metareactor.dev"
+	benchVersion  = "v1"
+	benchResource = "loadparents"
+	benchLabel    = "bench.metareactor.dev/load"
+)
+
+// ParentName is the name of bench parent i; the Java driver uses the same scheme.
+func parentName(i int) string { return fmt.Sprintf("p-%05d", i) }
+
+type api struct {
+	server string
+	http   *http.Client
+}
+
+func newAPI(server, ca, cert, key string) (*api, error) {
+	pool := x509.NewCertPool()
+	caPEM, err := os.ReadFile(ca)
+	if err != nil {
+		return nil, err
+	}
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("no certificate in %s", ca)
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, err
+	}
+	transport := &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}},
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 256,
+	}
+	return &api{server: server, http: &http.Client{Transport: transport, Timeout: 60 * time.Second}}, nil
+}
+
+// do sends one request and fails on any status outside 2xx (except those in ok).
+func (a *api) do(method, path, contentType string, body []byte, ok ...int) error {
+	req, err := http.NewRequest(method, a.server+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	for _, code := range ok {
+		if resp.StatusCode == code {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(msg))
+}
+
+func parentsPath(ns string) string {
+	return "/apis/" + benchGroup + "/" + benchVersion + "/namespaces/" + ns + "/" + benchResource
+}
+
+func stamp() string { return strconv.FormatInt(time.Now().UnixNano(), 10) }
+
+// parallel runs work(i) for i in [0, n) on `workers` goroutines; it returns the first error and how many failed.
+func parallel(n, workers int, work func(i int) error) (int64, error) {
+	var next, failed atomic.Int64
+	var first atomic.Value
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := work(i); err != nil {
+					failed.Add(1)
+					first.CompareAndSwap(nil, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := first.Load().(error); err != nil {
+		return failed.Load(), err
+	}
+	return 0, nil
+}
+
+type result struct {
+	Command   string  `json:"command"`
+	Count     int     `json:"count"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"perSecond"`
+	Failed    int64   `json:"failed"`
+	Error     string  `json:"error,omitempty"`
+}
+
+func runWriter(command string, args []string) error {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	server := fs.String("server", "", "API server URL")
+	ca := fs.String("ca", "", "CA certificate (PEM)")
+	cert := fs.String("cert", "", "client certificate (PEM)")
+	key := fs.String("key", "", "client key (PEM)")
+	ns := fs.String("namespace", "", "namespace")
+	count := fs.Int("count", 0, "objects")
+	children := fs.Int("children", 3, "children per parent (create)")
+	value := fs.String("value", "v1", "spec.value to set (edit)")
+	concurrency := fs.Int("concurrency", 64, "requests in flight")
+	rate := fs.Float64("rate", 10, "edits per second (trickle)")
+	duration := fs.Duration("duration", 30*time.Second, "how long to trickle")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *server == "" || *ns == "" || *count <= 0 {
+		return fmt.Errorf("%s needs --server, --namespace and --count", command)
+	}
+	a, err := newAPI(*server, *ca, *cert, *key)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var failed int64
+	done := *count
+	switch command {
+	case "create":
+		failed, err = parallel(*count, *concurrency, func(i int) error {
+			body, _ := json.Marshal(map[string]any{
+				"apiVersion": benchGroup + "/" + benchVersion,
+				"kind":       "LoadParent",
+				"metadata": map[string]any{
+					"name":   parentName(i),
+					"labels": map[string]string{benchLabel: "true"},
+				},
+				"spec": map[string]any{"value": "v0", "stamp": stamp(), "children": *children},
+			})
+			return a.do("POST", parentsPath(*ns), "application/json", body)
+		})
+	case "edit":
+		failed, err = parallel(*count, *concurrency, func(i int) error {
+			body, _ := json.Marshal(map[string]any{"spec": map[string]any{"value": *value, "stamp": stamp()}})
+			return a.do("PATCH", parentsPath(*ns)+"/"+parentName(i), "application/merge-patch+json", body)
+		})
+	case "trickle":
+		done, failed, err = trickle(a, *ns, *count, *rate, *duration)
+	case "ceiling":
+		failed, err = ceiling(a, *ns, *count, *concurrency)
+	}
+	seconds := time.Since(start).Seconds()
+	out := result{Command: command, Count: done, Seconds: seconds, PerSecond: float64(done) / seconds, Failed: failed}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	if command == "ceiling" && err == nil {
+		// Leave nothing behind for the engine runs that follow.
+		err = a.do("DELETE", "/api/v1/namespaces/"+*ns+"/configmaps?labelSelector="+benchLabel+"%3Dceiling", "", nil)
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(out)
+	return err
+}
+
+// trickle edits a random parent `rate` times per second, each edit stamped with its own time.
+func trickle(a *api, ns string, count int, rate float64, duration time.Duration) (int, int64, error) {
+	interval := time.Duration(float64(time.Second) / rate)
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	deadline := time.Now().Add(duration)
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	var first atomic.Value
+	edits := 0
+	for now := range ticker.C {
+		if now.After(deadline) {
+			break
+		}
+		edits++
+		i := rand.Intn(count)
+		value := "t" + strconv.Itoa(edits)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body, _ := json.Marshal(map[string]any{"spec": map[string]any{"value": value, "stamp": stamp()}})
+			if err := a.do("PATCH", parentsPath(ns)+"/"+parentName(i), "application/merge-patch+json", body); err != nil {
+				failed.Add(1)
+				first.CompareAndSwap(nil, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := first.Load().(error); err != nil {
+		return edits, failed.Load(), err
+	}
+	return edits, 0, nil
+}
+
+// ceiling creates `count` ConfigMaps shaped like the children the hook asks for, as fast as the API server takes
+// them: the raw write rate an engine's converge is compared with.
+func ceiling(a *api, ns string, count, concurrency int) (int64, error) {
+	return parallel(count, concurrency, func(i int) error {
+		name := fmt.Sprintf("ceiling-%05d", i)
+		desired := map[string]any{
+			"apiVersion": "v1",
+			"kind":       "ConfigMap",
+			"metadata": map[string]any{
+				"name":   name,
+				"labels": map[string]string{benchLabel: "ceiling", "controller-uid": "00000000-0000-0000-0000-000000000000"},
+			},
+			"data": map[string]string{"value": "v0", "index": strconv.Itoa(i % 3), "payload": payload},
+		}
+		lastApplied, _ := json.Marshal(desired)
+		desired["metadata"].(map[string]any)["annotations"] = map[string]string{
+			"metacontroller.k8s.io/last-applied-configuration": string(lastApplied),
+		}
+		body, _ := json.Marshal(desired)
+		return a.do("POST", "/api/v1/namespaces/"+ns+"/configmaps", "application/json", body)
+	})
+}

@@ -1,0 +1,206 @@
+package dev.metareactor.load;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The end-to-end load harness: engines that take Metacontroller's flags, each run as its own process against the
+ * same control plane, the same hook and the same flags, measured the same way from outside, alternating between
+ * engines so that a drift of the machine hits them all alike. See {@code benchmarks/README.md}.
+ */
+@Command(name = "load-harness", mixinStandardHelpOptions = true,
+    description = "Measures lambda-controller engines end to end on a local control plane.")
+public final class LoadHarness implements Callable<Integer> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(LoadHarness.class);
+
+  @Option(names = "--engine", paramLabel = "NAME=COMMAND", required = true,
+      description = "An engine to measure, e.g. upstream=../shared/upstream/metacontroller; repeat for several. "
+          + "The harness appends --kubeconfig, --metrics-address, --health-probe-bind-address and --flags.")
+  List<String> engines;
+
+  @Option(names = "--parents", split = ",", defaultValue = "1000",
+      description = "Parent counts to measure, comma-separated (default: ${DEFAULT-VALUE}).")
+  List<Integer> sizes;
+
+  @Option(names = "--children", defaultValue = "3", description = "ConfigMaps per parent (default: ${DEFAULT-VALUE}).")
+  int children;
+
+  @Option(names = "--runs", defaultValue = "3", description = "Repetitions per engine and size (default: ${DEFAULT-VALUE}).")
+  int runs;
+
+  @Option(names = "--controller", defaultValue = "composite",
+      description = "composite (CompositeController) or decorator (DecoratorController) (default: ${DEFAULT-VALUE}).")
+  String controller;
+
+  @Option(names = "--flags", defaultValue = "--client-go-qps=1000 --client-go-burst=2000 --workers=64",
+      description = "Flags given to every engine (default: ${DEFAULT-VALUE}); \"\" for each engine's defaults.")
+  String flags;
+
+  @Option(names = "--phases", split = ",", defaultValue = "converge,update,idle,latency,restart",
+      description = "Phases after converge (default: ${DEFAULT-VALUE}).")
+  List<String> phases;
+
+  @Option(names = "--idle", defaultValue = "60s", converter = Durations.class,
+      description = "Length of the idle phase (default: ${DEFAULT-VALUE}).")
+  Duration idle;
+
+  @Option(names = "--trickle-rate", defaultValue = "20", description = "Edits per second in the latency phase.")
+  double trickleRate;
+
+  @Option(names = "--trickle", defaultValue = "30s", converter = Durations.class,
+      description = "Length of the latency phase's trickle (default: ${DEFAULT-VALUE}).")
+  Duration trickle;
+
+  @Option(names = "--ceiling", negatable = true, defaultValue = "true",
+      description = "Measure the API server's raw create rate for each size first (default: ${DEFAULT-VALUE}).")
+  boolean ceiling;
+
+  @Option(names = "--timeout", defaultValue = "10m", converter = Durations.class,
+      description = "Longest wait for one phase (default: ${DEFAULT-VALUE}).")
+  Duration timeout;
+
+  @Option(names = "--namespace", defaultValue = "load-bench", description = "Namespace of the bench objects.")
+  String namespace;
+
+  @Option(names = "--repository", defaultValue = ".", description = "The Metareactor checkout (default: the current directory).")
+  Path repository;
+
+  @Option(names = "--out", description = "Where results go (default: benchmarks/load/results/<UTC time>).")
+  Path out;
+
+  @Option(names = "--cache", description = "Build cache for loadkit (default: $METAREACTOR_CACHE or ~/.cache/metareactor).")
+  Path cache;
+
+  public static void main(String[] args) {
+    System.setProperty("java.awt.headless", "true");
+    System.exit(new CommandLine(new LoadHarness()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    repository = repository.toAbsolutePath().normalize();
+    if (!Files.isRegularFile(repository.resolve("hack/local-cluster.sh"))) {
+      throw new CommandLine.ParameterException(new CommandLine(this), repository + " is not a Metareactor checkout");
+    }
+    if (!List.of("composite", "decorator").contains(controller)) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--controller: composite or decorator");
+    }
+    List<EngineProcess.Engine> engineList = engines.stream().map(EngineProcess.Engine::parse).toList();
+    String startedAt = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(Instant.now());
+    Path results = out != null ? out : repository.resolve("benchmarks/load/results").resolve(startedAt);
+    Files.createDirectories(results);
+    Path cacheDir = cache != null ? cache : defaultCache();
+    List<String> commonFlags = flags.isBlank() ? List.of() : List.of(flags.trim().split("\\s+"));
+
+    try (Cluster cluster = Cluster.connect(repository)) {
+      cluster.installCrds(repository);
+      cluster.ensureNamespace(namespace);
+      cluster.deleteControllers();
+      cluster.deleteBenchObjects(namespace, Duration.ofMinutes(5));
+      Loadkit loadkit = Loadkit.build(repository, cacheDir, cluster.writeCredentials(results.resolve("credentials")));
+      List<Results.Ceiling> ceilings = new ArrayList<>();
+      if (ceiling) {
+        cluster.ensureNamespace(namespace + "-ceiling");
+        for (int size : sizes) {
+          int objects = size * children;
+          Loadkit.Result r = loadkit.run("ceiling", "--namespace=" + namespace + "-ceiling", "--count=" + objects);
+          ceilings.add(new Results.Ceiling(size, objects, 64, r.seconds(), r.perSecond()));
+          LOG.info("raw write ceiling: {} ConfigMaps in {} s = {}/s", objects, String.format("%.2f", r.seconds()),
+              Math.round(r.perSecond()));
+        }
+      }
+      try (Loadkit.Hook hook = loadkit.startHook(results);
+          ConvergenceWatch watch = new ConvergenceWatch(cluster.client(), namespace, children,
+              controller.equals("decorator"))) {
+        watch.awaitSynced(Duration.ofMinutes(1));
+        LoadRun.Setup setup = new LoadRun.Setup(cluster, loadkit, hook, watch, namespace, controller, children,
+            commonFlags, phases, idle, trickleRate, trickle, timeout);
+        List<Results.Run> runList = new ArrayList<>();
+        for (int size : sizes) {
+          for (int rep = 1; rep <= runs; rep++) {
+            for (EngineProcess.Engine engine : engineList) {
+              LOG.info("=== {} parents x {} children, {} run {}/{}", size, children, engine.name(), rep, runs);
+              Path dir = results.resolve("n" + size).resolve(engine.name() + "-" + rep);
+              runList.add(new LoadRun(setup, engine, size, rep, dir).run());
+              write(results, startedAt, engineList, commonFlags, ceilings, runList);
+            }
+          }
+        }
+        cluster.deleteBenchObjects(namespace, Duration.ofMinutes(5));
+        Results.Harness harness = write(results, startedAt, engineList, commonFlags, ceilings, runList);
+        Report.write(harness, results);
+        LOG.info("results: {}", results);
+        return runList.stream().allMatch(r -> r.error() == null) ? 0 : 1;
+      }
+    }
+  }
+
+  private Results.Harness write(Path results, String startedAt, List<EngineProcess.Engine> engineList,
+      List<String> commonFlags, List<Results.Ceiling> ceilings,
+      List<Results.Run> runList) throws IOException {
+    Map<String, List<String>> engineMap = new LinkedHashMap<>();
+    engineList.forEach(e -> engineMap.put(e.name(), e.command()));
+    Results.Harness harness = new Results.Harness(startedAt, controller, children, sizes, runs, commonFlags,
+        engineMap, machine(), ceilings, runList);
+    Files.writeString(results.resolve("results.json"), LoadRun.toJson(harness));
+    return harness;
+  }
+
+  private static Map<String, String> machine() {
+    Map<String, String> machine = new LinkedHashMap<>();
+    machine.put("cpus", Integer.toString(Runtime.getRuntime().availableProcessors()));
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+        if (line.startsWith("model name")) {
+          machine.put("cpu", line.substring(line.indexOf(':') + 1).trim());
+          break;
+        }
+      }
+      String mem = Files.readAllLines(Path.of("/proc/meminfo")).get(0);
+      machine.put("memory", mem.replaceAll("\\s+", " "));
+      machine.put("loadavgAtStart", Files.readString(Path.of("/proc/loadavg")).trim());
+    } catch (IOException e) {
+      machine.put("error", e.getMessage());
+    }
+    return machine;
+  }
+
+  private static Path defaultCache() {
+    String env = System.getenv("METAREACTOR_CACHE");
+    return env != null && !env.isBlank() ? Path.of(env) : Path.of(System.getProperty("user.home"), ".cache", "metareactor");
+  }
+
+  /** {@code 60s}, {@code 10m}, {@code 500ms}. */
+  static final class Durations implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      String v = value.trim();
+      if (v.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+      }
+      long n = Long.parseLong(v.substring(0, v.length() - 1));
+      return switch (v.charAt(v.length() - 1)) {
+        case 's' -> Duration.ofSeconds(n);
+        case 'm' -> Duration.ofMinutes(n);
+        case 'h' -> Duration.ofHours(n);
+        default -> throw new CommandLine.TypeConversionException("expected 500ms, 60s, 10m or 1h, got " + value);
+      };
+    }
+  }
+}

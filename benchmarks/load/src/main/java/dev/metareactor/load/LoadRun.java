@@ -1,0 +1,332 @@
+package dev.metareactor.load;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * One engine, one size, one repetition, in phases that each start from what the previous one left:
+ *
+ * <ol>
+ *   <li><b>converge</b>: {@code parents} bench parents exist, nothing else; the engine starts; until every parent
+ *       has its status and its children;</li>
+ *   <li><b>update</b>: every parent's spec is edited at once (a merge patch each, as fast as the API server takes
+ *       them); until every child and status carries the new value;</li>
+ *   <li><b>idle</b>: nothing changes for a while; what does the engine still spend?</li>
+ *   <li><b>latency</b>: a steady trickle of edits to random parents, each stamped with its wall-clock time; the
+ *       hook measures how long each edit took to reach it;</li>
+ *   <li><b>restart</b>: the engine is stopped (SIGTERM) and started again over the converged cluster; until it is
+ *       ready, and until it has synced (called the hook for) every parent.</li>
+ * </ol>
+ */
+final class LoadRun {
+
+  private static final Logger LOG = LoggerFactory.getLogger(LoadRun.class);
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+  static final List<String> PHASES = List.of("converge", "update", "idle", "latency", "restart");
+
+  /** Everything a run needs that does not change between runs. */
+  record Setup(Cluster cluster, Loadkit loadkit, Loadkit.Hook hook, ConvergenceWatch watch, String namespace,
+      String controller, int children, List<String> flags, List<String> phases, Duration idle, double trickleRate,
+      Duration trickle, Duration timeout) {}
+
+  private final Setup setup;
+  private final EngineProcess.Engine engine;
+  private final int parents;
+  private final int repetition;
+  private final Path dir;
+  private final List<Results.Phase> phases = new ArrayList<>();
+  private final List<ConvergenceWatch.Progress> progress = ConvergenceWatch.newSamples();
+
+  LoadRun(Setup setup, EngineProcess.Engine engine, int parents, int repetition, Path dir) {
+    this.setup = setup;
+    this.engine = engine;
+    this.parents = parents;
+    this.repetition = repetition;
+    this.dir = dir;
+  }
+
+  Results.Run run() throws IOException, InterruptedException {
+    Files.createDirectories(dir);
+    String error = null;
+    EngineProcess process = null;
+    try {
+      prepare();
+      process = converge();
+      if (setup.phases().contains("update")) {
+        update(process);
+      }
+      if (setup.phases().contains("idle")) {
+        idle(process);
+      }
+      if (setup.phases().contains("latency")) {
+        latency(process);
+      }
+      if (setup.phases().contains("restart")) {
+        process.stop(Duration.ofSeconds(30));
+        process = restart();
+      }
+    } catch (RuntimeException e) {
+      error = e.getMessage();
+      LOG.error("{} at {} parents, run {}: {}", engine.name(), parents, repetition, e.getMessage());
+    } finally {
+      if (process != null) {
+        process.stop(Duration.ofSeconds(30));
+      }
+      setup.cluster().deleteControllers();
+    }
+    return new Results.Run(engine.name(), parents, setup.children(), repetition, List.copyOf(phases),
+        List.copyOf(progress), error);
+  }
+
+  /** Nothing but {@code parents} fresh parents: no controller object, no children, no engine. */
+  private void prepare() throws IOException, InterruptedException {
+    setup.cluster().deleteControllers();
+    setup.cluster().deleteBenchObjects(setup.namespace(), Duration.ofMinutes(5));
+    Loadkit.Result created = setup.loadkit().run("create", "--namespace=" + setup.namespace(),
+        "--count=" + parents, "--children=" + setup.children());
+    LOG.info("{}: created {} parents in {} s", engine.name(), created.count(), String.format("%.1f", created.seconds()));
+    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+    while (setup.watch().parentsSeen() < parents || setup.watch().childrenSeen() > 0) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the watch saw " + setup.watch().parentsSeen() + " parents and "
+            + setup.watch().childrenSeen() + " children, expected " + parents + " and 0");
+      }
+      Thread.sleep(50);
+    }
+    setup.cluster().putController(controllerType(), controllerObject());
+  }
+
+  private EngineProcess converge() throws IOException, InterruptedException {
+    Measurement m = begin();
+    EngineProcess process = start("engine.log");
+    Ready ready = Ready.watch(process, setup.timeout());
+    double seconds = setup.watch().awaitConverged(parents, process.startedNanos(), setup.timeout(), progress,
+        process::alive);
+    Map<String, Double> extra = new LinkedHashMap<>();
+    ready.seconds().ifPresent(s -> extra.put("readySeconds", s));
+    // Start-up is part of this phase: the CPU baseline is the process's start (zero).
+    phases.add(m.end("converge", seconds, process, new ProcessTree.Sample(0, 0), extra));
+    log("converge", seconds);
+    return process;
+  }
+
+  private void update(EngineProcess process) throws IOException, InterruptedException {
+    Measurement m = begin(process);
+    long start = System.nanoTime();
+    Loadkit.Result edits = setup.loadkit().run("edit", "--namespace=" + setup.namespace(), "--count=" + parents,
+        "--value=v1");
+    double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
+    phases.add(m.end("update", seconds, process, Map.of("editSeconds", edits.seconds())));
+    log("update", seconds);
+  }
+
+  private void idle(EngineProcess process) throws IOException, InterruptedException {
+    Measurement m = begin(process);
+    Thread.sleep(setup.idle().toMillis());
+    phases.add(m.end("idle", setup.idle().toMillis() / 1000.0, process, Map.of()));
+    log("idle", setup.idle().toMillis() / 1000.0);
+  }
+
+  private void latency(EngineProcess process) throws IOException, InterruptedException {
+    Measurement m = begin(process, true);
+    long start = System.nanoTime();
+    Loadkit.Result edits = setup.loadkit().run("trickle", "--namespace=" + setup.namespace(),
+        "--count=" + parents, "--rate=" + setup.trickleRate(), "--duration=" + setup.trickle().toMillis() + "ms");
+    double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
+    JsonNode latency = setup.hook().stats().path("latencyMs");
+    Map<String, Double> extra = new LinkedHashMap<>();
+    extra.put("edits", (double) edits.count());
+    for (String p : List.of("count", "p50", "p90", "p99", "max")) {
+      extra.put(p.equals("count") ? "latencyCount" : "latency" + p.toUpperCase() + "Ms", latency.path(p).asDouble());
+    }
+    phases.add(m.end("latency", seconds, process, extra));
+    LOG.info("{}: latency p50 {} ms, p99 {} ms over {} edits", engine.name(), extra.get("latencyP50Ms"),
+        extra.get("latencyP99Ms"), edits.count());
+  }
+
+  private EngineProcess restart() throws IOException, InterruptedException {
+    Measurement m = begin();
+    EngineProcess process = start("engine-restart.log");
+    Ready ready = Ready.watch(process, setup.timeout());
+    long deadline = process.startedNanos() + setup.timeout().toNanos();
+    while (setup.hook().stats().path("parentsSeen").asInt() < parents) {
+      if (System.nanoTime() > deadline || !process.alive()) {
+        throw new IllegalStateException("after a restart the engine did not sync every parent within "
+            + setup.timeout());
+      }
+      Thread.sleep(20);
+    }
+    double seconds = (System.nanoTime() - process.startedNanos()) / 1e9;
+    Map<String, Double> extra = new LinkedHashMap<>();
+    ready.seconds().ifPresent(s -> extra.put("readySeconds", s));
+    phases.add(m.end("restart", seconds, process, new ProcessTree.Sample(0, 0), extra));
+    log("restart (every parent synced)", seconds);
+    return process;
+  }
+
+  private EngineProcess start(String logName) throws IOException {
+    return EngineProcess.start(engine, setup.flags(), setup.cluster().engineKubeconfig(), dir.resolve(logName));
+  }
+
+  private void log(String phase, double seconds) {
+    Results.Phase last = phases.get(phases.size() - 1);
+    LOG.info("{} n={} run {}: {} {} s, engine CPU {} s, control plane CPU {} s, machine busy {} s, RSS {} MB,"
+        + " {} API requests", engine.name(), parents, repetition, phase, String.format("%.2f", seconds),
+        String.format("%.2f", last.engineCpuSeconds()), String.format("%.2f", last.controlPlaneCpuSeconds()),
+        String.format("%.2f", last.machineBusySeconds()), last.engineRssBytes() >> 20,
+        last.requests().values().stream().mapToLong(Long::longValue).sum());
+  }
+
+  // ---- measuring a phase
+
+  private Measurement begin() throws IOException, InterruptedException {
+    return begin(null, false);
+  }
+
+  private Measurement begin(EngineProcess process) throws IOException, InterruptedException {
+    return begin(process, false);
+  }
+
+  /**
+   * Starts measuring a phase, once the control plane has settled from the last one.
+   *
+   * @param latency whether the hook times the edits stamped from now on
+   */
+  private Measurement begin(EngineProcess process, boolean latency) throws IOException, InterruptedException {
+    setup.cluster().awaitQuiet(Duration.ofMinutes(2));
+    setup.hook().reset(latency);
+    return new Measurement(setup.cluster().auditLog().mark(), process == null ? null : process.sample(),
+        setup.hook().stats().path("cpuSeconds").asDouble(), setup.cluster().controlPlaneCpuSeconds(),
+        ProcessTree.machineBusySeconds());
+  }
+
+  /** What a phase is measured against: the counters when it began. */
+  private final class Measurement {
+    private final RequestCounts.Mark requests;
+    private final ProcessTree.Sample engine;
+    private final double hookCpu;
+    private final double controlPlaneCpu;
+    private final double machineBusy;
+
+    Measurement(RequestCounts.Mark requests, ProcessTree.Sample engine, double hookCpu, double controlPlaneCpu,
+        double machineBusy) {
+      this.requests = requests;
+      this.engine = engine;
+      this.hookCpu = hookCpu;
+      this.controlPlaneCpu = controlPlaneCpu;
+      this.machineBusy = machineBusy;
+    }
+
+    Results.Phase end(String phase, double seconds, EngineProcess process, Map<String, Double> extra)
+        throws IOException, InterruptedException {
+      return end(phase, seconds, process, engine, extra);
+    }
+
+    /** @param from the engine's CPU and memory when the phase began (zero for a phase that starts the process) */
+    Results.Phase end(String phase, double seconds, EngineProcess process, ProcessTree.Sample from,
+        Map<String, Double> extra) throws IOException, InterruptedException {
+      ProcessTree.Sample now = process.sample();
+      double controlPlane = setup.cluster().controlPlaneCpuSeconds() - controlPlaneCpu;
+      double busy = ProcessTree.machineBusySeconds() - machineBusy;
+      JsonNode hook = setup.hook().stats();
+      RequestCounts served = setup.cluster().auditLog().since(requests);
+      return new Results.Phase(phase, seconds, now.cpuSeconds() - from.cpuSeconds(), now.rssBytes(),
+          hook.path("cpuSeconds").asDouble() - hookCpu, hook.path("calls").asLong(), controlPlane, busy,
+          served.byRequest(), extra);
+    }
+  }
+
+  /** Polls the engine's {@code /readyz} on its own thread while the phase goes on. */
+  private record Ready(Thread thread, double[] result) {
+    static Ready watch(EngineProcess process, Duration timeout) {
+      double[] result = {-1};
+      Thread thread = new Thread(() -> {
+        try {
+          process.awaitReady(timeout).ifPresent(d -> result[0] = d.toNanos() / 1e9);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }, "readyz");
+      thread.setDaemon(true);
+      thread.start();
+      return new Ready(thread, result);
+    }
+
+    /** When it became ready; waits a little, since readiness normally comes long before convergence. */
+    Optional<Double> seconds() throws InterruptedException {
+      thread.join(Duration.ofSeconds(2).toMillis());
+      return result[0] < 0 ? Optional.empty() : Optional.of(result[0]);
+    }
+  }
+
+  // ---- the controller object
+
+  private boolean decorator() {
+    return setup.controller().equals("decorator");
+  }
+
+  private io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext controllerType() {
+    return decorator() ? Cluster.DECORATOR_CONTROLLERS : Cluster.COMPOSITE_CONTROLLERS;
+  }
+
+  /** The bench controller, the same for every engine: ConfigMap children updated in place. */
+  GenericKubernetesResource controllerObject() {
+    String yaml = decorator()
+        ? """
+          apiVersion: metacontroller.k8s.io/v1alpha1
+          kind: DecoratorController
+          metadata:
+            name: load-bench
+            labels: {"bench.metareactor.dev/load": "true"}
+          spec:
+            resources:
+            - apiVersion: bench.metareactor.dev/v1
+              resource: loadparents
+            attachments:
+            - apiVersion: v1
+              resource: configmaps
+              updateStrategy: {method: InPlace}
+            hooks:
+              sync:
+                webhook: {url: "%s"}
+          """
+        : """
+          apiVersion: metacontroller.k8s.io/v1alpha1
+          kind: CompositeController
+          metadata:
+            name: load-bench
+            labels: {"bench.metareactor.dev/load": "true"}
+          spec:
+            generateSelector: true
+            parentResource:
+              apiVersion: bench.metareactor.dev/v1
+              resource: loadparents
+            childResources:
+            - apiVersion: v1
+              resource: configmaps
+              updateStrategy: {method: InPlace}
+            hooks:
+              sync:
+                webhook: {url: "%s"}
+          """;
+    String url = setup.hook().url(decorator() ? "/decorate" : "/sync");
+    return setup.cluster().client().getKubernetesSerialization()
+        .unmarshal(String.format(yaml, url), GenericKubernetesResource.class);
+  }
+
+  static String toJson(Object value) {
+    return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(value);
+  }
+}

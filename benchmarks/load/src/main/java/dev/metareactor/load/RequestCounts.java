@@ -1,0 +1,99 @@
+package dev.metareactor.load;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * An engine's API requests by verb and resource, e.g. {@code create configmaps}, {@code update
+ * loadparents.bench.metareactor.dev/status}, {@code get /apis}; a request that did not succeed is counted under its
+ * status code too ({@code create configmaps (409)}).
+ *
+ * <p>Counted from the API server's audit log, which the local control plane writes for the engine's identity only
+ * ({@code hack/local-cluster.sh}: user {@code metareactor-engine}, {@code engine.kubeconfig}): exactly the requests
+ * the engine made, none of the harness's or the controller-manager's, whatever language the engine is written in.
+ */
+record RequestCounts(Map<String, Long> byRequest) {
+
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+
+  RequestCounts {
+    byRequest = Map.copyOf(byRequest);
+  }
+
+  long total() {
+    return byRequest.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** Where the audit log stood at one moment: the start of a phase. */
+  record Mark(long offset, Instant time) {}
+
+  /** The audit log of the local control plane. */
+  static final class AuditLog {
+    /** The API server flushes its batched audit events at least this often ({@code --audit-log-batch-max-wait}). */
+    private static final long FLUSH_MILLIS = 1_500;
+
+    private final Path file;
+
+    AuditLog(Path file) {
+      this.file = file;
+    }
+
+    Mark mark() throws IOException {
+      return new Mark(Files.exists(file) ? Files.size(file) : 0, Instant.now());
+    }
+
+    /**
+     * The requests received from {@code mark} until now. Waits for the API server's batch flush first, and counts
+     * by the time each request was received, so that what comes after is not counted here.
+     */
+    RequestCounts since(Mark mark) throws IOException, InterruptedException {
+      Instant end = Instant.now();
+      Thread.sleep(FLUSH_MILLIS);
+      Map<String, Long> counts = new TreeMap<>();
+      Set<String> seen = new HashSet<>();
+      try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
+        long offset = in.length() >= mark.offset() ? mark.offset() : 0; // rotated: the new file from the start
+        in.seek(offset);
+        byte[] rest = new byte[(int) (in.length() - offset)];
+        in.readFully(rest);
+        for (String line : new String(rest, StandardCharsets.UTF_8).split("\n")) {
+          if (line.isBlank()) {
+            continue;
+          }
+          JsonNode event = JSON.readTree(line);
+          Instant received = Instant.parse(event.path("requestReceivedTimestamp").asString());
+          if (received.isBefore(mark.time()) || received.isAfter(end) || !seen.add(event.path("auditID").asString())) {
+            continue;
+          }
+          counts.merge(key(event), 1L, Long::sum);
+        }
+      }
+      return new RequestCounts(counts);
+    }
+
+    static String key(JsonNode event) {
+      JsonNode ref = event.path("objectRef");
+      String what;
+      if (ref.isMissingNode() || ref.path("resource").asString("").isEmpty()) {
+        String uri = event.path("requestURI").asString("");
+        what = uri.contains("?") ? uri.substring(0, uri.indexOf('?')) : uri;
+      } else {
+        String group = ref.path("apiGroup").asString("");
+        String sub = ref.path("subresource").asString("");
+        what = ref.path("resource").asString() + (group.isEmpty() ? "" : "." + group) + (sub.isEmpty() ? "" : "/" + sub);
+      }
+      int code = event.path("responseStatus").path("code").asInt(200);
+      return event.path("verb").asString("?") + " " + what + (code >= 300 && code != 0 ? " (" + code + ")" : "");
+    }
+  }
+}
