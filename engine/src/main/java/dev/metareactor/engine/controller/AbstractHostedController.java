@@ -12,12 +12,11 @@ import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.HostedController;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
 import dev.metareactor.http.HookIdentity;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,7 +62,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
   private final Logger log = LoggerFactory.getLogger(getClass());
   private final String kind;
   private final String name;
-  private final GenericKubernetesResource controllerObject;
+  private final KubeObject controllerObject;
   private final ObjectNode controllerJson;
   private final ControllerContext context;
   private final Finalizers finalizers;
@@ -87,7 +86,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
    * @param endpointConfigs its {@code spec.endpointConfigs} (a missing node when absent)
    * @throws dev.metareactor.engine.api.InvalidControllerException when a hook's webhook is unusable as written
    */
-  protected AbstractHostedController(String kind, String name, GenericKubernetesResource controllerObject,
+  protected AbstractHostedController(String kind, String name, KubeObject controllerObject,
       ObjectNode controllerJson, ControllerContext context, String finalizerName, Hooks hooks,
       JsonNode endpointConfigs) {
     this.kind = Objects.requireNonNull(kind, "kind");
@@ -95,7 +94,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.controllerJson = Objects.requireNonNull(controllerJson, "controllerJson");
     this.context = Objects.requireNonNull(context, "context");
-    this.finalizers = new Finalizers(finalizerName, context.api(), context.json());
+    this.finalizers = new Finalizers(finalizerName, context.api());
     this.hookConfigs = Map.of(
         "sync", HookConfig.of(hooks.syncHook(), endpointConfigs, "sync"),
         "finalize", HookConfig.of(hooks.finalizeHook(), endpointConfigs, "finalize"),
@@ -138,7 +137,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
   protected abstract Mono<Optional<Duration>> sync(K key);
 
   /** The object {@code key} names, as cached (for the {@code SyncError} Event of a failed sync). */
-  protected abstract Optional<? extends HasMetadata> objectOf(K key);
+  protected abstract Optional<KubeObject> objectOf(K key);
 
   /** {@code resyncPeriodSeconds}: 0 for none. */
   protected abstract int resyncPeriodSeconds();
@@ -150,7 +149,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
   protected abstract List<FinalizedObject> objectsWithFinalizer();
 
   /** An object carrying this controller's finalizer. */
-  public record FinalizedObject(ApiResource resource, GenericKubernetesResource object) {}
+  public record FinalizedObject(ApiResource resource, KubeObject object) {}
 
   // ---- for subclasses
 
@@ -183,7 +182,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
       try {
         route.accept(event);
       } catch (RuntimeException e) {
-        log.error("{} {}: routing a {} event of {} failed", kind, name, what, describe(event.object()), e);
+        log.error("{} {}: routing a {} event of {} failed", kind, name, what, event.object().describe(), e);
       }
     }));
   }
@@ -401,10 +400,10 @@ public abstract class AbstractHostedController<K> implements HostedController {
     return Flux.fromIterable(objects)
         .flatMap(finalized -> finalizers.remove(finalized.resource(), finalized.object())
             .doOnNext(updated -> log.info("{} {} is deleted: removed its finalizer from {}", kind, name,
-                describe(finalized.object())))
+                finalized.object().describe()))
             .onErrorResume(e -> {
               log.error("{} {} is deleted but its finalizer could not be removed from {}: {}", kind, name,
-                  describe(finalized.object()), e.getMessage());
+                  finalized.object().describe(), e.getMessage());
               return Mono.empty();
             }), RETIRE_WRITES_IN_PARALLEL)
         .then();
@@ -425,12 +424,6 @@ public abstract class AbstractHostedController<K> implements HostedController {
     }
     leases.forEach(InformerLease::close);
     leases.clear();
-  }
-
-  protected static String describe(HasMetadata object) {
-    String namespace = object.getMetadata().getNamespace();
-    return object.getKind() + " " + (namespace == null || namespace.isEmpty() ? "" : namespace + "/")
-        + object.getMetadata().getName();
   }
 
   @Override

@@ -1,11 +1,9 @@
 package dev.metareactor.engine.controller;
 
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.selector.LabelSelector;
 import dev.metareactor.engine.selector.Requirement;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.util.List;
-import java.util.Map;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -24,22 +22,28 @@ public final class ChildSelector {
    * The selector of {@code parent}. Reads only {@code spec.selector} (cheap enough for informer callbacks).
    *
    * @param generate {@code generateSelector}: ignore {@code spec.selector}, select on the parent's UID
-   * @param json converts the selector to a JSON tree
    * @throws InvalidSelectorException with upstream's message when {@code spec.selector} is missing, empty or
    *     malformed
    */
-  public static LabelSelector of(GenericKubernetesResource parent, boolean generate, KubernetesSerialization json) {
+  public static LabelSelector of(KubeObject parent, boolean generate) {
+    return of(parent, generate ? null : parent.toTree(), generate);
+  }
+
+  /**
+   * The same, reading {@code spec.selector} from a tree of the parent the caller already has.
+   *
+   * @param tree the parent's tree ({@link KubeObject#toTree()}); not read with {@code generate}
+   */
+  public static LabelSelector of(KubeObject parent, JsonNode tree, boolean generate) {
     if (generate) {
-      return new LabelSelector(List.of(Requirement.in(CONTROLLER_UID_LABEL, parent.getMetadata().getUid())));
+      return new LabelSelector(List.of(Requirement.in(CONTROLLER_UID_LABEL, parent.uid())));
     }
-    Object spec = parent.getAdditionalProperties().get("spec");
-    Object selector = spec instanceof Map<?, ?> map ? map.get("selector") : null;
+    JsonNode selector = tree.path("spec").get("selector");
     LabelSelector parsed;
     try {
-      parsed = selector == null ? LabelSelector.everything()
-          : LabelSelector.fromApi(json.convertValue(selector, JsonNode.class));
+      parsed = selector == null || selector.isNull() ? LabelSelector.everything() : LabelSelector.fromApi(selector);
     } catch (IllegalArgumentException e) {
-      throw new InvalidSelectorException("can't get label selector from " + parent.getKind() + " "
+      throw new InvalidSelectorException("can't get label selector from " + parent.kind() + " "
           + describe(parent) + ": " + e.getMessage());
     }
     if (parsed.isEmpty()) {
@@ -48,9 +52,8 @@ public final class ChildSelector {
     return parsed;
   }
 
-  private static String describe(GenericKubernetesResource object) {
-    String namespace = object.getMetadata().getNamespace();
-    return (namespace == null || namespace.isEmpty() ? "" : namespace + "/") + object.getMetadata().getName();
+  private static String describe(KubeObject object) {
+    return (object.namespace().isEmpty() ? "" : object.namespace() + "/") + object.name();
   }
 
   /** A parent whose selector cannot be used: its sync fails with this message (a {@code SyncError} Event). */

@@ -2,11 +2,10 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.apply.ApplyResult;
 import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.OwnerRef;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -39,11 +38,9 @@ public final class ChildrenManager {
   private static final Logger LOG = LoggerFactory.getLogger(ChildrenManager.class);
 
   private final ApiWriter api;
-  private final KubernetesSerialization json;
 
-  public ChildrenManager(ApiWriter api, KubernetesSerialization json) {
+  public ChildrenManager(ApiWriter api) {
     this.api = Objects.requireNonNull(api, "api");
-    this.json = Objects.requireNonNull(json, "json");
   }
 
   /**
@@ -54,41 +51,39 @@ public final class ChildrenManager {
    * @param desired the children the hook asked for
    * @return completes when every write is done; fails with {@link ChildWriteException} listing what failed
    */
-  public Mono<Void> manage(HasMetadata parent, Map<ChildType, List<GenericKubernetesResource>> observed,
+  public Mono<Void> manage(KubeObject parent, Map<ChildType, List<KubeObject>> observed,
       List<DesiredChild> desired) {
     Map<ChildType, Map<String, DesiredChild>> wanted = new HashMap<>();
     for (DesiredChild child : desired) {
       wanted.computeIfAbsent(child.type(), t -> new HashMap<>()).put(key(child.namespace(), child.name()), child);
     }
     List<Mono<Void>> writes = new ArrayList<>();
-    for (Map.Entry<ChildType, List<GenericKubernetesResource>> entry : observed.entrySet()) {
+    for (Map.Entry<ChildType, List<KubeObject>> entry : observed.entrySet()) {
       Map<String, DesiredChild> wantedOfType = wanted.getOrDefault(entry.getKey(), Map.of());
-      for (GenericKubernetesResource child : entry.getValue()) {
-        if (child.getMetadata().getDeletionTimestamp() == null
-            && !wantedOfType.containsKey(key(child.getMetadata().getNamespace(), child.getMetadata().getName()))) {
+      for (KubeObject child : entry.getValue()) {
+        if (!child.deleting() && !wantedOfType.containsKey(key(child.namespace(), child.name()))) {
           writes.add(delete(entry.getKey(), child, "no longer desired"));
         }
       }
     }
-    Map<ChildType, Map<String, GenericKubernetesResource>> existing = new HashMap<>();
+    Map<ChildType, Map<String, KubeObject>> existing = new HashMap<>();
     observed.forEach((type, children) -> {
-      Map<String, GenericKubernetesResource> byKey = new HashMap<>();
-      children.forEach(c -> byKey.put(key(c.getMetadata().getNamespace(), c.getMetadata().getName()), c));
+      Map<String, KubeObject> byKey = new HashMap<>();
+      children.forEach(c -> byKey.put(key(c.namespace(), c.name()), c));
       existing.put(type, byKey);
     });
     for (DesiredChild child : desired) {
-      GenericKubernetesResource current = existing.getOrDefault(child.type(), Map.of())
+      KubeObject current = existing.getOrDefault(child.type(), Map.of())
           .get(key(child.namespace(), child.name()));
       writes.add(current == null ? create(parent, child) : update(current, child));
     }
     return WriteBatch.run("can't reconcile children", writes);
   }
 
-  private Mono<Void> create(HasMetadata parent, DesiredChild child) {
+  private Mono<Void> create(KubeObject parent, DesiredChild child) {
     ObjectNode object = DynamicApply.create(child.object()).object();
     addControllerRef(object, parent);
-    GenericKubernetesResource resource = json.convertValue(object, GenericKubernetesResource.class);
-    return api.create(child.type().resource(), resource)
+    return api.create(child.type().resource(), object)
         .doOnSuccess(created -> LOG.debug("created {} {}", child.type().resource().kind(), describe(child)))
         .onErrorResume(e -> status(e) == 409, e -> {
           LOG.debug("{} {} already exists", child.type().resource().kind(), describe(child));
@@ -98,10 +93,12 @@ public final class ChildrenManager {
         .then();
   }
 
-  private Mono<Void> update(GenericKubernetesResource current, DesiredChild child) {
-    ObjectNode observed = json.convertValue(current, ObjectNode.class);
-    ApplyResult result = DynamicApply.update(observed, child.object());
-    if (!result.changed() || current.getMetadata().getDeletionTimestamp() != null) {
+  private Mono<Void> update(KubeObject current, DesiredChild child) {
+    if (current.deleting()) {
+      return Mono.empty();
+    }
+    ApplyResult result = DynamicApply.update(current.toTree(), child.object());
+    if (!result.changed()) {
       return Mono.empty();
     }
     ChildType type = child.type();
@@ -111,44 +108,36 @@ public final class ChildrenManager {
     if (!type.updateMethod().inPlace()) {
       return Mono.empty(); // OnDelete: the new state applies when someone deletes the child
     }
-    GenericKubernetesResource merged = json.convertValue(result.object(), GenericKubernetesResource.class);
-    return api.update(type.resource(), merged)
+    return api.update(type.resource(), result.object())
         .doOnSuccess(updated -> LOG.debug("updated {} {}", type.resource().kind(), describe(child)))
         .onErrorResume(e -> status(e) == 404 || status(e) == 409, e -> Mono.empty())
         .onErrorMap(e -> failure("update", type, describe(child), e))
         .then();
   }
 
-  private Mono<Void> delete(ChildType type, GenericKubernetesResource child, String why) {
-    String name = describe(child.getMetadata().getNamespace(), child.getMetadata().getName());
-    return api.delete(type.resource(), child.getMetadata().getNamespace(), child.getMetadata().getName(),
-            child.getMetadata().getUid())
+  private Mono<Void> delete(ChildType type, KubeObject child, String why) {
+    String name = describe(child.namespace(), child.name());
+    return api.delete(type.resource(), child.namespace(), child.name(), child.uid())
         .doOnSuccess(ignored -> LOG.debug("deleted {} {}: {}", type.resource().kind(), name, why))
         .onErrorResume(e -> status(e) == 404 || status(e) == 409, e -> Mono.empty())
         .onErrorMap(e -> failure("delete", type, name, e));
   }
 
-  private static void addControllerRef(ObjectNode object, HasMetadata parent) {
+  private static void addControllerRef(ObjectNode object, KubeObject parent) {
     ObjectNode metadata = (ObjectNode) object.get("metadata");
     ArrayNode refs = metadata.has("ownerReferences") && metadata.get("ownerReferences").isArray()
         ? (ArrayNode) metadata.get("ownerReferences")
         : metadata.putArray("ownerReferences");
     for (var ref : refs) {
-      if (parent.getMetadata().getUid().equals(ref.path("uid").asString(null))) {
+      if (parent.uid().equals(ref.path("uid").asString(null))) {
         return;
       }
     }
-    refs.addObject()
-        .put("apiVersion", parent.getApiVersion())
-        .put("kind", parent.getKind())
-        .put("name", parent.getMetadata().getName())
-        .put("uid", parent.getMetadata().getUid())
-        .put("controller", true)
-        .put("blockOwnerDeletion", true);
+    OwnerRef.controllerOf(parent).appendTo(refs);
   }
 
   private static int status(Throwable e) {
-    return e instanceof KubernetesClientException k ? k.getCode() : -1;
+    return ApiException.codeOf(e);
   }
 
   private static Throwable failure(String verb, ChildType type, String name, Throwable cause) {

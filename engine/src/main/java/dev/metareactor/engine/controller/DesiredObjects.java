@@ -2,7 +2,7 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import dev.metareactor.engine.kube.KubeObject;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -45,9 +45,9 @@ public record DesiredObjects(String field, String ownerRole, String declaredIn) 
    * @param owner the parent or target
    * @param ownerResource its resource
    */
-  public List<DesiredChild> check(List<ObjectNode> objects, List<ChildType> types, GenericKubernetesResource owner,
+  public List<DesiredChild> check(List<ObjectNode> objects, List<ChildType> types, KubeObject owner,
       ApiResource ownerResource, Completion completion) {
-    String ownerNamespace = Objects.requireNonNullElse(owner.getMetadata().getNamespace(), "");
+    String ownerNamespace = owner.namespace();
     List<DesiredChild> desired = new ArrayList<>(objects.size());
     Map<String, Integer> seen = new HashMap<>();
     for (int i = 0; i < objects.size(); i++) {

@@ -1,19 +1,16 @@
 package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * A controller's finalizer on the objects it syncs ({@code metacontroller.io/compositecontroller-<name>},
@@ -34,21 +31,18 @@ public final class Finalizers {
 
   private final String name;
   private final ApiWriter api;
-  private final KubernetesSerialization json;
 
-  public Finalizers(String name, ApiWriter api, KubernetesSerialization json) {
+  public Finalizers(String name, ApiWriter api) {
     this.name = Objects.requireNonNull(name, "name");
     this.api = Objects.requireNonNull(api, "api");
-    this.json = Objects.requireNonNull(json, "json");
   }
 
   public String name() {
     return name;
   }
 
-  public boolean presentOn(GenericKubernetesResource object) {
-    List<String> finalizers = object.getMetadata().getFinalizers();
-    return finalizers != null && finalizers.contains(name);
+  public boolean presentOn(KubeObject object) {
+    return object.finalizers().contains(name);
   }
 
   /**
@@ -56,43 +50,46 @@ public final class Finalizers {
    * collector is not working on it (with {@code foregroundDeletion} or {@code orphan} present, children are the
    * garbage collector's business).
    */
-  public boolean mayManageChildrenWhileDeleting(GenericKubernetesResource object) {
-    List<String> finalizers = object.getMetadata().getFinalizers();
-    return finalizers != null && finalizers.contains(name)
-        && finalizers.stream().noneMatch(GARBAGE_COLLECTOR::contains);
+  public boolean mayManageChildrenWhileDeleting(KubeObject object) {
+    List<String> finalizers = object.finalizers();
+    return finalizers.contains(name) && finalizers.stream().noneMatch(GARBAGE_COLLECTOR::contains);
   }
 
   /** Adds the finalizer; completes with the object as written (or as given if it was there already). */
-  public Mono<GenericKubernetesResource> add(ApiResource resource, GenericKubernetesResource object) {
+  public Mono<KubeObject> add(ApiResource resource, KubeObject object) {
     if (presentOn(object)) {
       return Mono.just(object);
     }
-    List<String> finalizers = new ArrayList<>(current(object));
+    ObjectNode patch = KubeJson.nodes().objectNode();
+    ObjectNode metadata = patch.putObject("metadata");
+    ArrayNode finalizers = metadata.putArray("finalizers");
+    object.finalizers().forEach(finalizers::add);
     finalizers.add(name);
-    return write(resource, object, finalizers);
+    metadata.put("resourceVersion", object.resourceVersion());
+    return api.mergePatch(resource, object.namespace(), object.name(), KubeJson.text(patch))
+        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
   }
 
   /**
    * Removes the finalizer; completes with the object as written, as given if it was not there, or empty if the
    * object is gone (removing the last finalizer of a deleted object lets it go at once).
    */
-  public Mono<GenericKubernetesResource> remove(ApiResource resource, GenericKubernetesResource object) {
+  public Mono<KubeObject> remove(ApiResource resource, KubeObject object) {
     return remove(resource, object, REMOVE_ATTEMPTS);
   }
 
-  private Mono<GenericKubernetesResource> remove(ApiResource resource, GenericKubernetesResource object,
-      int attempts) {
-    int index = current(object).indexOf(name);
+  private Mono<KubeObject> remove(ApiResource resource, KubeObject object, int attempts) {
+    int index = object.finalizers().indexOf(name);
     if (index < 0) {
       return Mono.just(object);
     }
     String path = "/metadata/finalizers/" + index;
-    String patch = json.asJson(List.of(
-        Map.of("op", "test", "path", path, "value", name),
-        Map.of("op", "remove", "path", path)));
-    String namespace = object.getMetadata().getNamespace();
-    String objectName = object.getMetadata().getName();
-    return api.patch(resource, namespace, objectName, PatchContext.of(PatchType.JSON), patch)
+    ArrayNode patch = KubeJson.nodes().arrayNode();
+    patch.addObject().put("op", "test").put("path", path).put("value", name);
+    patch.addObject().put("op", "remove").put("path", path);
+    String namespace = object.namespace();
+    String objectName = object.name();
+    return api.patch(resource, namespace, objectName, ApiWriter.PatchType.JSON, KubeJson.text(patch))
         .onErrorResume(e -> status(e) == 404, e -> Mono.empty())
         // 422: the test failed, the list moved; 409: the server saw a concurrent write. Read it again and retry.
         .onErrorResume(e -> attempts > 1 && (status(e) == 422 || status(e) == 409),
@@ -102,21 +99,6 @@ public final class Finalizers {
   }
 
   private static int status(Throwable e) {
-    return e instanceof KubernetesClientException k ? k.getCode() : -1;
-  }
-
-  private Mono<GenericKubernetesResource> write(ApiResource resource, GenericKubernetesResource object,
-      List<String> finalizers) {
-    Map<String, Object> metadata = new LinkedHashMap<>();
-    metadata.put("finalizers", finalizers);
-    metadata.put("resourceVersion", object.getMetadata().getResourceVersion());
-    return api.mergePatch(resource, object.getMetadata().getNamespace(), object.getMetadata().getName(),
-            json.asJson(Map.of("metadata", metadata)))
-        .onErrorResume(e -> status(e) == 404, e -> Mono.empty());
-  }
-
-  private static List<String> current(GenericKubernetesResource object) {
-    List<String> finalizers = object.getMetadata().getFinalizers();
-    return finalizers == null ? List.of() : finalizers;
+    return ApiException.codeOf(e);
   }
 }

@@ -1,6 +1,6 @@
 package dev.metareactor.engine.controller;
 
-import io.fabric8.kubernetes.client.KubernetesClientException;
+import dev.metareactor.engine.kube.ApiException;
 import java.util.Arrays;
 
 /**
@@ -17,8 +17,8 @@ public final class WriteConflicts {
   public static boolean only(Throwable error) {
     Throwable current = error;
     for (int depth = 0; current != null && depth < MAX_CAUSES; depth++, current = current.getCause()) {
-      if (current instanceof KubernetesClientException k) {
-        return k.getCode() == 409;
+      if (current instanceof ApiException k) {
+        return k.code() == 409;
       }
       if (current instanceof ChildrenManager.ChildWriteException batch) {
         return batch.getSuppressed().length > 0 && Arrays.stream(batch.getSuppressed()).allMatch(WriteConflicts::only);

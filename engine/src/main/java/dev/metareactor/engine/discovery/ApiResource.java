@@ -1,6 +1,5 @@
 package dev.metareactor.engine.discovery;
 
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import java.util.Objects;
 import java.util.Set;
 
@@ -40,16 +39,6 @@ public record ApiResource(String group, String version, String resource, String 
     return subresources.contains("status");
   }
 
-  /** What fabric8's generic client needs to address this resource. */
-  public ResourceDefinitionContext context() {
-    return new ResourceDefinitionContext.Builder()
-        .withGroup(group)
-        .withVersion(version)
-        .withPlural(resource)
-        .withKind(kind)
-        .withNamespaced(namespaced)
-        .build();
-  }
 
   /** {@code resource.group} (or just {@code resource} for the core group), as kubectl and logs name it. */
   @Override

@@ -1,10 +1,7 @@
 package dev.metareactor.engine.discovery;
 
-import io.fabric8.kubernetes.api.model.APIGroup;
-import io.fabric8.kubernetes.api.model.APIResource;
-import io.fabric8.kubernetes.api.model.APIResourceList;
-import io.fabric8.kubernetes.api.model.GroupVersionForDiscovery;
-import io.fabric8.kubernetes.client.KubernetesClient;
+import dev.metareactor.engine.kube.KubeApi;
+import dev.metareactor.engine.kube.KubeJson;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,6 +17,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
+import tools.jackson.databind.JsonNode;
 
 /**
  * API discovery, refreshed every {@code --discovery-interval}: which resources the server serves, their kinds,
@@ -27,14 +25,18 @@ import reactor.core.scheduler.Scheduler;
  * {@link #resource} for one that is not installed yet (a CRD created after the controller), which then starts
  * them as soon as a refresh sees it.
  *
- * <p>A refresh that fails for some groups keeps what it learned from the others; one that learns nothing keeps
- * the previous map. Refreshes run on the given (blocking-friendly) scheduler, never on an event loop.
+ * <p>A refresh is two requests, {@code /api} and {@code /apis}, in the aggregated format
+ * ({@code apidiscovery.k8s.io/v2}, what client-go asks for since Kubernetes 1.26); a server without it is asked group
+ * version by group version. A refresh that fails for some groups keeps what it learned from the others; one that
+ * learns nothing keeps the previous map. Nothing blocks.
  */
 public final class Discovery implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Discovery.class);
+  private static final String AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+      + "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
 
-  private final KubernetesClient client;
+  private final KubeApi api;
   private final Duration interval;
   private final Scheduler scheduler;
   private final Sinks.Many<ResourceMap> snapshots = Sinks.many().replay().latest();
@@ -42,8 +44,9 @@ public final class Discovery implements AutoCloseable {
   private volatile boolean synced;
   private Disposable refreshing;
 
-  public Discovery(KubernetesClient client, Duration interval, Scheduler scheduler) {
-    this.client = Objects.requireNonNull(client, "client");
+  /** @param scheduler where the refresh timer runs */
+  public Discovery(KubeApi api, Duration interval, Scheduler scheduler) {
+    this.api = Objects.requireNonNull(api, "api");
     this.interval = Objects.requireNonNull(interval, "interval");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
   }
@@ -55,7 +58,7 @@ public final class Discovery implements AutoCloseable {
     }
     refreshing = Flux.interval(Duration.ZERO, interval, scheduler)
         .onBackpressureDrop()
-        .concatMap(tick -> Mono.fromRunnable(this::refresh).subscribeOn(scheduler), 1)
+        .concatMap(tick -> refreshed(), 1)
         .subscribe();
   }
 
@@ -79,67 +82,124 @@ public final class Discovery implements AutoCloseable {
     return snapshots().mapNotNull(map -> map.byResource(apiVersion, resource).orElse(null)).next();
   }
 
-  /** Runs one refresh on the calling thread. Failures are logged, never thrown. */
+  /** Runs one refresh and waits for it (tests, and callers off the event loops). */
   public void refresh() {
-    try {
-      List<ApiResource> found = new ArrayList<>();
-      int failures = 0;
-      for (String groupVersion : groupVersions()) {
-        try {
-          found.addAll(resources(groupVersion));
-        } catch (RuntimeException e) {
-          failures++;
-          LOG.debug("discovery of {} failed: {}", groupVersion, e.getMessage());
-        }
-      }
-      if (found.isEmpty()) {
-        LOG.error("discovery found no resources ({} group versions failed); keeping the previous map", failures);
-        return;
-      }
-      ResourceMap map = ResourceMap.of(found);
-      current = map;
-      synced = true;
-      snapshots.emitNext(map, Sinks.EmitFailureHandler.busyLooping(Duration.ofSeconds(1)));
-      LOG.trace("discovery refreshed: {} resources, {} group versions failed", map.size(), failures);
-    } catch (RuntimeException e) {
-      LOG.error("discovery refresh failed; keeping the previous map: {}", e.getMessage());
-    }
+    refreshed().block();
   }
 
-  private List<String> groupVersions() {
-    List<String> result = new ArrayList<>();
-    result.add("v1");
-    for (APIGroup group : client.getApiGroups().getGroups()) {
-      for (GroupVersionForDiscovery version : group.getVersions()) {
-        result.add(version.getGroupVersion());
+  /** One refresh; failures are logged, never signalled. */
+  public Mono<Void> refreshed() {
+    List<String> failed = new ArrayList<>();
+    return Flux.concat(root("/api", "", failed), root("/apis", null, failed))
+        .collectList()
+        .doOnNext(found -> publish(found, failed))
+        .onErrorResume(e -> {
+          LOG.error("discovery refresh failed; keeping the previous map: {}", e.getMessage());
+          return Mono.empty();
+        })
+        .then();
+  }
+
+  private void publish(List<ApiResource> found, List<String> failed) {
+    if (found.isEmpty()) {
+      LOG.error("discovery found no resources ({} failed); keeping the previous map", failed);
+      return;
+    }
+    ResourceMap map = ResourceMap.of(found);
+    current = map;
+    synced = true;
+    snapshots.emitNext(map, Sinks.EmitFailureHandler.busyLooping(Duration.ofSeconds(1)));
+    LOG.trace("discovery refreshed: {} resources, failed: {}", map.size(), failed);
+  }
+
+  /**
+   * The resources under {@code /api} (core, {@code group ""}) or {@code /apis} ({@code group null}: every group).
+   */
+  private Flux<ApiResource> root(String path, String group, List<String> failed) {
+    return api.get(path, AGGREGATED)
+        .flatMapMany(body -> {
+          JsonNode root = KubeJson.mapper().readTree(body);
+          String kind = root.path("kind").asString("");
+          if (kind.equals("APIGroupDiscoveryList")) {
+            return Flux.fromIterable(aggregated(root));
+          }
+          return Flux.fromIterable(legacyGroupVersions(root, group)).concatMap(groupVersion ->
+              api.get((group != null && group.isEmpty() ? "/api/" : "/apis/") + groupVersion, KubeApi.JSON)
+                  .flatMapIterable(list -> legacy(groupVersion, KubeJson.mapper().readTree(list)))
+                  .onErrorResume(e -> {
+                    synchronized (failed) {
+                      failed.add(groupVersion);
+                    }
+                    LOG.debug("discovery of {} failed: {}", groupVersion, e.getMessage());
+                    return Flux.empty();
+                  }));
+        })
+        .onErrorResume(e -> {
+          synchronized (failed) {
+            failed.add(path);
+          }
+          LOG.debug("discovery of {} failed: {}", path, e.getMessage());
+          return Flux.empty();
+        });
+  }
+
+  /** {@code APIGroupDiscoveryList}: every group, every version, each resource with its scope and subresources. */
+  static List<ApiResource> aggregated(JsonNode list) {
+    List<ApiResource> result = new ArrayList<>();
+    for (JsonNode group : list.path("items")) {
+      String name = group.path("metadata").path("name").asString("");
+      for (JsonNode version : group.path("versions")) {
+        String v = version.path("version").asString("");
+        for (JsonNode resource : version.path("resources")) {
+          Set<String> subresources = new HashSet<>();
+          for (JsonNode sub : resource.path("subresources")) {
+            subresources.add(sub.path("subresource").asString(""));
+          }
+          String kind = resource.path("responseKind").path("kind").asString("");
+          result.add(new ApiResource(name, v, resource.path("resource").asString(""), kind,
+              "Namespaced".equals(resource.path("scope").asString("")), subresources));
+        }
       }
     }
     return result;
   }
 
-  private List<ApiResource> resources(String groupVersion) {
-    APIResourceList list = client.getApiResources(groupVersion);
-    if (list == null || list.getResources() == null) {
-      return List.of();
+  /** The group versions of a legacy {@code APIVersions} ({@code /api}) or {@code APIGroupList} ({@code /apis}). */
+  private static List<String> legacyGroupVersions(JsonNode root, String group) {
+    List<String> result = new ArrayList<>();
+    if (group != null && group.isEmpty()) {
+      root.path("versions").forEach(version -> result.add(version.asString()));
+      return result;
     }
+    for (JsonNode g : root.path("groups")) {
+      for (JsonNode version : g.path("versions")) {
+        result.add(version.path("groupVersion").asString());
+      }
+    }
+    return result;
+  }
+
+  /** An {@code APIResourceList}: resources, with {@code name/sub} entries folded into their parents. */
+  static List<ApiResource> legacy(String groupVersion, JsonNode list) {
     int slash = groupVersion.indexOf('/');
     String group = slash < 0 ? "" : groupVersion.substring(0, slash);
     String version = slash < 0 ? groupVersion : groupVersion.substring(slash + 1);
     Map<String, Set<String>> subresources = new HashMap<>();
-    for (APIResource resource : list.getResources()) {
-      int sub = resource.getName().indexOf('/');
+    for (JsonNode resource : list.path("resources")) {
+      String name = resource.path("name").asString("");
+      int sub = name.indexOf('/');
       if (sub > 0) {
-        subresources.computeIfAbsent(resource.getName().substring(0, sub), k -> new HashSet<>())
-            .add(resource.getName().substring(sub + 1));
+        subresources.computeIfAbsent(name.substring(0, sub), k -> new HashSet<>()).add(name.substring(sub + 1));
       }
     }
     List<ApiResource> result = new ArrayList<>();
-    for (APIResource resource : list.getResources()) {
-      if (resource.getName().contains("/")) {
+    for (JsonNode resource : list.path("resources")) {
+      String name = resource.path("name").asString("");
+      if (name.contains("/")) {
         continue;
       }
-      result.add(new ApiResource(group, version, resource.getName(), resource.getKind(),
-          Boolean.TRUE.equals(resource.getNamespaced()), subresources.getOrDefault(resource.getName(), Set.of())));
+      result.add(new ApiResource(group, version, name, resource.path("kind").asString(""),
+          resource.path("namespaced").asBoolean(false), subresources.getOrDefault(name, Set.of())));
     }
     return result;
   }

@@ -4,24 +4,21 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.TokenBucket;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Records Kubernetes Events on the objects the engine works on, the way client-go's recorder does:
@@ -66,15 +63,14 @@ public final class EventRecorder {
   }
 
   /** Records an event about {@code object}; never blocks and never throws. */
-  public void record(HasMetadata object, Type type, String reason, String message) {
+  public void record(KubeObject object, Type type, String reason, String message) {
     try {
-      ObjectMeta meta = object.getMetadata();
-      String objectKey = meta.getUid() != null ? meta.getUid()
-          : object.getApiVersion() + "/" + object.getKind() + "/" + meta.getNamespace() + "/" + meta.getName();
+      String objectKey = object.uid() != null ? object.uid()
+          : object.apiVersion() + "/" + object.kind() + "/" + object.namespace() + "/" + object.name();
       TokenBucket bucket = limits.get(objectKey, key -> new TokenBucket(perObject));
       if (!bucket.reserve().isZero()) {
         // Over the limit: undo nothing (the booked token ages out) and drop, as client-go's spam filter does.
-        LOG.debug("dropped event {} {} on {}: over the per-object event rate", type, reason, describe(object));
+        LOG.debug("dropped event {} {} on {}: over the per-object event rate", type, reason, object.describe());
         return;
       }
       String aggregationKey = objectKey + "\u0000" + type + "\u0000" + reason + "\u0000" + message;
@@ -85,53 +81,51 @@ public final class EventRecorder {
         create(object, type, reason, message, aggregationKey);
       }
     } catch (RuntimeException e) {
-      LOG.warn("could not record event {} on {}: {}", reason, describe(object), e.getMessage());
+      LOG.warn("could not record event {} on {}: {}", reason, object.describe(), e.getMessage());
     }
   }
 
-  private void create(HasMetadata object, Type type, String reason, String message, String aggregationKey) {
-    ObjectMeta meta = object.getMetadata();
-    String namespace = meta.getNamespace() == null || meta.getNamespace().isEmpty() ? "default" : meta.getNamespace();
-    String name = meta.getName() + "." + Long.toHexString(clock.millis()) + Integer.toHexString(
+  private void create(KubeObject object, Type type, String reason, String message, String aggregationKey) {
+    String namespace = object.namespace().isEmpty() ? "default" : object.namespace();
+    String name = object.name() + "." + Long.toHexString(clock.millis()) + Integer.toHexString(
         ThreadLocalRandom.current().nextInt(0x1000));
     String now = timestamp();
-    Map<String, Object> involved = new LinkedHashMap<>();
-    involved.put("apiVersion", object.getApiVersion());
-    involved.put("kind", object.getKind());
-    involved.put("name", meta.getName());
-    if (meta.getNamespace() != null && !meta.getNamespace().isEmpty()) {
-      involved.put("namespace", meta.getNamespace());
+    ObjectNode event = KubeJson.nodes().objectNode();
+    event.put("apiVersion", "v1");
+    event.put("kind", "Event");
+    event.putObject("metadata").put("name", name).put("namespace", namespace);
+    ObjectNode involved = event.putObject("involvedObject");
+    involved.put("apiVersion", object.apiVersion());
+    involved.put("kind", object.kind());
+    involved.put("name", object.name());
+    if (!object.namespace().isEmpty()) {
+      involved.put("namespace", object.namespace());
     }
-    if (meta.getUid() != null) {
-      involved.put("uid", meta.getUid());
+    if (object.uid() != null) {
+      involved.put("uid", object.uid());
     }
-    if (meta.getResourceVersion() != null) {
-      involved.put("resourceVersion", meta.getResourceVersion());
+    if (object.resourceVersion() != null) {
+      involved.put("resourceVersion", object.resourceVersion());
     }
-    GenericKubernetesResource event = new GenericKubernetesResource();
-    event.setApiVersion("v1");
-    event.setKind("Event");
-    event.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace(namespace).build());
-    event.setAdditionalProperty("involvedObject", involved);
-    event.setAdditionalProperty("reason", reason);
-    event.setAdditionalProperty("message", message);
-    event.setAdditionalProperty("type", type.name());
-    event.setAdditionalProperty("source", Map.of("component", COMPONENT));
-    event.setAdditionalProperty("reportingComponent", COMPONENT);
-    event.setAdditionalProperty("reportingInstance", instance);
-    event.setAdditionalProperty("firstTimestamp", now);
-    event.setAdditionalProperty("lastTimestamp", now);
-    event.setAdditionalProperty("count", 1);
+    event.put("reason", reason);
+    event.put("message", message);
+    event.put("type", type.name());
+    event.putObject("source").put("component", COMPONENT);
+    event.put("reportingComponent", COMPONENT);
+    event.put("reportingInstance", instance);
+    event.put("firstTimestamp", now);
+    event.put("lastTimestamp", now);
+    event.put("count", 1);
     recent.put(aggregationKey, new Recorded(namespace, name, 1));
     api.create(EVENTS, event).subscribe(
-        created -> LOG.debug("event {} {} on {}: {}", type, reason, describe(object), message),
+        created -> LOG.debug("event {} {} on {}: {}", type, reason, object.describe(), message),
         error -> {
           recent.invalidate(aggregationKey);
-          LOG.warn("could not create event {} on {}: {}", reason, describe(object), error.getMessage());
+          LOG.warn("could not create event {} on {}: {}", reason, object.describe(), error.getMessage());
         });
   }
 
-  private void increment(HasMetadata object, Type type, String reason, String message, String aggregationKey,
+  private void increment(KubeObject object, Type type, String reason, String message, String aggregationKey,
       Recorded previous) {
     int count = previous.count() + 1;
     recent.put(aggregationKey, new Recorded(previous.namespace(), previous.name(), count));
@@ -140,21 +134,16 @@ public final class EventRecorder {
         patched -> { },
         error -> {
           recent.invalidate(aggregationKey);
-          if (error instanceof KubernetesClientException e && e.getCode() == 404) {
+          if (ApiException.codeOf(error) == 404) {
             create(object, type, reason, message, aggregationKey); // expired on the server: start a new one
           } else {
-            LOG.warn("could not update event {} on {}: {}", reason, describe(object), error.getMessage());
+            LOG.warn("could not update event {} on {}: {}", reason, object.describe(), error.getMessage());
           }
         });
   }
 
   private String timestamp() {
     return Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
-  }
-
-  private static String describe(HasMetadata object) {
-    ObjectMeta meta = object.getMetadata();
-    return object.getKind() + " " + (meta.getNamespace() == null ? "" : meta.getNamespace() + "/") + meta.getName();
   }
 
   private record Recorded(String namespace, String name, int count) {}

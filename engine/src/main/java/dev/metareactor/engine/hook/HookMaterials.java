@@ -5,11 +5,11 @@ import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.hook.WebhookMaterials.ObjectRef;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.SharedInformers;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookIdentity;
 import dev.metareactor.http.InvalidWebhookException;
 import dev.metareactor.http.WebhookSpec;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -24,6 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The hooks of one hosted controller, kept in step with the Secrets and ConfigMaps their TLS material and
@@ -144,17 +145,14 @@ public final class HookMaterials implements AutoCloseable {
     return lease.get(ref.namespace(), ref.name()).map(object -> decode(ref, object));
   }
 
-  @SuppressWarnings("unchecked")
-  private static Map<String, String> decode(ObjectRef ref, GenericKubernetesResource object) {
+  private static Map<String, String> decode(ObjectRef ref, KubeObject object) {
     Map<String, String> values = new HashMap<>();
-    Object data = object.getAdditionalProperties().get("data");
-    if (data instanceof Map<?, ?> map) {
-      ((Map<String, Object>) map).forEach((key, value) -> {
-        if (value instanceof String text) {
-          values.put(key, ref.kind() == ObjectRef.Kind.SECRET
-              ? new String(Base64.getDecoder().decode(text), StandardCharsets.UTF_8) : text);
-        }
-      });
+    for (Map.Entry<String, JsonNode> entry : object.toTree().path("data").properties()) {
+      if (entry.getValue().isString()) {
+        String text = entry.getValue().stringValue();
+        values.put(entry.getKey(), ref.kind() == ObjectRef.Kind.SECRET
+            ? new String(Base64.getDecoder().decode(text), StandardCharsets.UTF_8) : text);
+      }
     }
     return values;
   }

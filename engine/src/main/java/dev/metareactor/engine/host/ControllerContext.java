@@ -6,7 +6,6 @@ import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.SharedInformers;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.http.HookClient;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 
@@ -21,7 +20,6 @@ import java.util.Objects;
  * @param events Kubernetes Events on controller objects and parents
  * @param hooks the hook client
  * @param meters where queue and hook metrics go
- * @param json fabric8's (Jackson 3) serialization, to move objects between fabric8's model and JSON trees
  */
 public record ControllerContext(
     EngineOptions options,
@@ -30,8 +28,7 @@ public record ControllerContext(
     ApiWriter api,
     EventRecorder events,
     HookClient hooks,
-    MeterRegistry meters,
-    KubernetesSerialization json) {
+    MeterRegistry meters) {
 
   public ControllerContext {
     Objects.requireNonNull(options, "options");
@@ -41,6 +38,5 @@ public record ControllerContext(
     Objects.requireNonNull(events, "events");
     Objects.requireNonNull(hooks, "hooks");
     Objects.requireNonNull(meters, "meters");
-    Objects.requireNonNull(json, "json");
   }
 }

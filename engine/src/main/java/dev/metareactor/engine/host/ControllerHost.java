@@ -4,11 +4,11 @@ import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
 import dev.metareactor.engine.selector.LabelSelector;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +24,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Hosts the controllers one kind of controller object declares: watches the objects (only those whose labels
@@ -54,7 +53,7 @@ public final class ControllerHost implements AutoCloseable {
    * @param controller the controller, or {@code null} when the spec could not be hosted
    * @param starting the subscription to its start
    */
-  private record Hosted(GenericKubernetesResource object, JsonNode spec, HostedController controller,
+  private record Hosted(KubeObject object, JsonNode spec, HostedController controller,
       Disposable starting) {}
 
   private final ControllerKind kind;
@@ -123,7 +122,7 @@ public final class ControllerHost implements AutoCloseable {
 
   /** Informer thread: only enqueue. */
   private void route(ObjectEvent event) {
-    queue.add(event.object().getMetadata().getName());
+    queue.add(event.object().name());
   }
 
   /**
@@ -157,9 +156,9 @@ public final class ControllerHost implements AutoCloseable {
 
   /** Runs on a queue worker, one at a time per controller name. */
   private Mono<Outcome> reconcile(String name) {
-    GenericKubernetesResource object = objects.get("", name).orElse(null);
+    KubeObject object = objects.get("", name).orElse(null);
     Hosted current = hosted.get(name);
-    boolean wanted = object != null && target.matches(object.getMetadata().getLabels());
+    boolean wanted = object != null && target.matches(object.labels());
     if (!wanted) {
       if (current == null) {
         return Mono.empty();
@@ -179,7 +178,7 @@ public final class ControllerHost implements AutoCloseable {
         .then(Mono.empty());
   }
 
-  private void create(String name, GenericKubernetesResource object, JsonNode spec) {
+  private void create(String name, KubeObject object, JsonNode spec) {
     HostedController controller;
     try {
       controller = kind.factory().create(object, context);
@@ -201,7 +200,7 @@ public final class ControllerHost implements AutoCloseable {
     }
   }
 
-  private Disposable start(String name, GenericKubernetesResource object, HostedController controller) {
+  private Disposable start(String name, KubeObject object, HostedController controller) {
     return controller.start().subscribe(
         ignored -> { },
         error -> {
@@ -221,12 +220,12 @@ public final class ControllerHost implements AutoCloseable {
    * Stops (or retires) one controller and records its Events on {@code object}, its latest state, or, when it is
    * gone from the cache ({@code null}), on the state the controller was built from.
    */
-  private Mono<Void> stop(String name, Hosted entry, GenericKubernetesResource object, boolean retire) {
+  private Mono<Void> stop(String name, Hosted entry, KubeObject object, boolean retire) {
     if (entry.controller() == null) {
       return Mono.empty();
     }
     entry.starting().dispose();
-    GenericKubernetesResource about = object != null ? object : entry.object();
+    KubeObject about = object != null ? object : entry.object();
     LOG.info("Stopping {} {}", kind.kind(), name);
     context.events().record(about, EventRecorder.Type.Normal, "Stopping", "Stopping controller: " + name);
     Duration drain = context.options().shutdownTimeout();
@@ -237,8 +236,8 @@ public final class ControllerHost implements AutoCloseable {
         });
   }
 
-  private JsonNode specOf(GenericKubernetesResource object) {
-    return context.json().convertValue(object, ObjectNode.class).path("spec");
+  private static JsonNode specOf(KubeObject object) {
+    return object.toTree().path("spec");
   }
 
   private static String messageOf(Throwable error) {

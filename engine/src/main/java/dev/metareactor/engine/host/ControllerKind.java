@@ -1,6 +1,6 @@
 package dev.metareactor.engine.host;
 
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import dev.metareactor.engine.kube.KubeObject;
 import java.util.Objects;
 
 /**
@@ -26,7 +26,7 @@ public record ControllerKind(String kind, String apiVersion, String resource, St
      * @throws RuntimeException with a message naming the field when the object cannot be hosted as written
      *     (reported as a {@code CreateError} Event on it)
      */
-    HostedController create(GenericKubernetesResource controllerObject, ControllerContext context);
+    HostedController create(KubeObject controllerObject, ControllerContext context);
   }
 
   public ControllerKind {

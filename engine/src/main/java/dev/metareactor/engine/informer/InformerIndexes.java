@@ -1,12 +1,10 @@
 package dev.metareactor.engine.informer;
 
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.OwnerReference;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.OwnerRef;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
 
 /**
  * The indexes every shared informer keeps, so that routing an event and collecting a parent's children are
@@ -27,13 +25,17 @@ public final class InformerIndexes {
    */
   public static final String BY_LABEL = "byLabel";
 
+  /** Objects by namespace ({@code ""} for cluster-scoped objects). */
+  public static final String NAMESPACE = "namespace";
+
   private InformerIndexes() {}
 
-  static Map<String, Function<GenericKubernetesResource, List<String>>> all() {
+  static Map<String, Informer.IndexFunction> all() {
     return Map.of(
         CONTROLLER_UID, InformerIndexes::controllerUid,
         ORPHANS_BY_NAMESPACE, InformerIndexes::orphanNamespace,
-        BY_LABEL, InformerIndexes::labels);
+        BY_LABEL, InformerIndexes::labels,
+        NAMESPACE, object -> List.of(object.namespace()));
   }
 
   /** The {@link #BY_LABEL} key of one label. */
@@ -41,35 +43,18 @@ public final class InformerIndexes {
     return key + "=" + value;
   }
 
-  /** The controller reference of {@code object}, or {@code null} if it has none. */
-  public static OwnerReference controllerOf(HasMetadata object) {
-    List<OwnerReference> refs = object.getMetadata().getOwnerReferences();
-    if (refs != null) {
-      for (OwnerReference ref : refs) {
-        if (Boolean.TRUE.equals(ref.getController())) {
-          return ref;
-        }
-      }
-    }
-    return null;
+  private static List<String> controllerUid(KubeObject object) {
+    OwnerRef controller = object.controller();
+    return controller == null || controller.uid().isEmpty() ? List.of() : List.of(controller.uid());
   }
 
-  private static List<String> controllerUid(GenericKubernetesResource object) {
-    OwnerReference controller = controllerOf(object);
-    return controller == null || controller.getUid() == null ? List.of() : List.of(controller.getUid());
+  private static List<String> orphanNamespace(KubeObject object) {
+    return object.controller() != null ? List.of() : List.of(object.namespace());
   }
 
-  private static List<String> orphanNamespace(GenericKubernetesResource object) {
-    if (controllerOf(object) != null) {
-      return List.of();
-    }
-    String namespace = object.getMetadata().getNamespace();
-    return List.of(namespace == null ? "" : namespace);
-  }
-
-  private static List<String> labels(GenericKubernetesResource object) {
-    Map<String, String> labels = object.getMetadata().getLabels();
-    if (labels == null || labels.isEmpty()) {
+  private static List<String> labels(KubeObject object) {
+    Map<String, String> labels = object.labels();
+    if (labels.isEmpty()) {
       return List.of();
     }
     List<String> keys = new ArrayList<>(labels.size());

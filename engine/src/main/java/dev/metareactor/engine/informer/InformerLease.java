@@ -1,7 +1,7 @@
 package dev.metareactor.engine.informer;
 
 import dev.metareactor.engine.discovery.ApiResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.selector.LabelSelector;
 import java.util.Comparator;
 import java.util.List;
@@ -20,23 +20,23 @@ public interface InformerLease extends AutoCloseable {
   boolean hasSynced();
 
   /** The cached object, if any. {@code namespace} is ignored for cluster-scoped resources. */
-  Optional<GenericKubernetesResource> get(String namespace, String name);
+  Optional<KubeObject> get(String namespace, String name);
 
   /** Cached objects whose controller has this UID (in any namespace). */
-  List<GenericKubernetesResource> controlledBy(String controllerUid);
+  List<KubeObject> controlledBy(String controllerUid);
 
   /** Cached objects without a controller in {@code namespace} ({@code ""} for cluster-scoped ones). */
-  List<GenericKubernetesResource> orphans(String namespace);
+  List<KubeObject> orphans(String namespace);
 
   /** Cached objects that carry the label {@code key=value}, in every namespace. */
-  List<GenericKubernetesResource> labelled(String key, String value);
+  List<KubeObject> labelled(String key, String value);
 
   /**
    * The cached objects a selector may match, without a scan when it requires a label: the smallest bucket of its
    * required labels, else the objects of {@code namespace} (every object for {@code ""}). Callers still test the
    * whole selector (and the namespace) on each.
    */
-  default List<GenericKubernetesResource> candidates(LabelSelector selector, String namespace) {
+  default List<KubeObject> candidates(LabelSelector selector, String namespace) {
     return selector.requiredLabels().entrySet().stream()
         .map(label -> labelled(label.getKey(), label.getValue()))
         .min(Comparator.comparingInt(List::size))
@@ -44,10 +44,10 @@ public interface InformerLease extends AutoCloseable {
   }
 
   /** Every cached object. */
-  List<GenericKubernetesResource> list();
+  List<KubeObject> list();
 
   /** The cached objects of one namespace (from the informer's namespace index). */
-  List<GenericKubernetesResource> inNamespace(String namespace);
+  List<KubeObject> inNamespace(String namespace);
 
   /**
    * Changes from now on, preceded by an {@code ADDED} event for each object already cached. Each subscription

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.informer;
 
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.OwnerReference;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.OwnerRef;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +15,7 @@ import java.util.Objects;
  * @param previous the object before an update, {@code null} for add and delete
  * @param object the object added or updated, or the last known state of a deleted one
  */
-public record ObjectEvent(Type type, GenericKubernetesResource previous, GenericKubernetesResource object) {
+public record ObjectEvent(Type type, KubeObject previous, KubeObject object) {
 
   /** Kinds of change. */
   public enum Type {
@@ -37,12 +37,10 @@ public record ObjectEvent(Type type, GenericKubernetesResource previous, Generic
     if (type != Type.UPDATED || previous == null || isResync()) {
       return false;
     }
-    var before = previous.getMetadata();
-    var after = object.getMetadata();
-    return Objects.equals(before.getGeneration(), after.getGeneration())
-        && Objects.equals(before.getLabels(), after.getLabels())
-        && Objects.equals(before.getAnnotations(), after.getAnnotations())
-        && after.getDeletionTimestamp() == null;
+    return previous.generation() == object.generation()
+        && previous.labels().equals(object.labels())
+        && previous.annotations().equals(object.annotations())
+        && !object.deleting();
   }
 
   /**
@@ -50,15 +48,15 @@ public record ObjectEvent(Type type, GenericKubernetesResource previous, Generic
    * when an update released the object or moved it to another controller, the previous one too (it must notice
    * the object is gone). Each with the state of the object that carried it.
    */
-  public List<Map.Entry<GenericKubernetesResource, OwnerReference>> controllers() {
-    List<Map.Entry<GenericKubernetesResource, OwnerReference>> result = new ArrayList<>(2);
-    OwnerReference now = InformerIndexes.controllerOf(object);
+  public List<Map.Entry<KubeObject, OwnerRef>> controllers() {
+    List<Map.Entry<KubeObject, OwnerRef>> result = new ArrayList<>(2);
+    OwnerRef now = object.controller();
     if (now != null) {
       result.add(Map.entry(object, now));
     }
     if (type == Type.UPDATED && previous != null) {
-      OwnerReference before = InformerIndexes.controllerOf(previous);
-      if (before != null && (now == null || !Objects.equals(before.getUid(), now.getUid()))) {
+      OwnerRef before = previous.controller();
+      if (before != null && (now == null || !Objects.equals(before.uid(), now.uid()))) {
         result.add(Map.entry(previous, before));
       }
     }
@@ -68,6 +66,6 @@ public record ObjectEvent(Type type, GenericKubernetesResource previous, Generic
   /** An update where nothing changed: the informer replaying its cache (periodic resync). */
   public boolean isResync() {
     return type == Type.UPDATED && previous != null
-        && Objects.equals(previous.getMetadata().getResourceVersion(), object.getMetadata().getResourceVersion());
+        && Objects.equals(previous.resourceVersion(), object.resourceVersion());
   }
 }

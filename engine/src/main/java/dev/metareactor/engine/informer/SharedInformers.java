@@ -1,11 +1,8 @@
 package dev.metareactor.engine.informer;
 
 import dev.metareactor.engine.discovery.ApiResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.informers.cache.Cache;
+import dev.metareactor.engine.kube.KubeApi;
+import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -15,8 +12,10 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * One informer per resource for the whole process, shared by every hosted controller that needs it and
@@ -32,8 +31,9 @@ public final class SharedInformers implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(SharedInformers.class);
 
-  private final KubernetesClient client;
+  private final KubeApi api;
   private final Duration resync;
+  private final Scheduler scheduler;
   private final Map<Target, Shared> informers = new HashMap<>();
 
   /** What one informer watches: a whole resource ({@code name == null}) or one object of it. */
@@ -44,9 +44,13 @@ public final class SharedInformers implements AutoCloseable {
     }
   }
 
-  public SharedInformers(KubernetesClient client, Duration resync) {
-    this.client = Objects.requireNonNull(client, "client");
+  /**
+   * @param scheduler where each informer takes the worker its changes and events run on
+   */
+  public SharedInformers(KubeApi api, Duration resync, Scheduler scheduler) {
+    this.api = Objects.requireNonNull(api, "api");
     this.resync = Objects.requireNonNull(resync, "resync");
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
   }
 
   /** A lease on the informer of {@code resource}, starting it if nobody holds one yet. */
@@ -79,19 +83,8 @@ public final class SharedInformers implements AutoCloseable {
   }
 
   private Shared start(Target target) {
-    var resources = client.genericKubernetesResources(target.resource().context());
-    SharedIndexInformer<GenericKubernetesResource> informer;
-    if (target.name() == null) {
-      informer = resources.inAnyNamespace().runnableInformer(resync.toMillis());
-      informer.addIndexers(InformerIndexes.all());
-    } else {
-      informer = (target.resource().namespaced() ? resources.inNamespace(target.namespace()) : resources)
-          .withName(target.name()).runnableInformer(resync.toMillis());
-    }
-    informer.exceptionHandler((started, failure) -> {
-      LOG.warn("informer for {} failed, retrying: {}", target, failure.getMessage());
-      return true;
-    });
+    Informer informer = new Informer(api, target.resource(), target.namespace(), target.name(), resync,
+        target.name() == null ? InformerIndexes.all() : Map.of(), scheduler);
     informer.start();
     LOG.debug("started informer for {}", target);
     return new Shared(target, informer);
@@ -114,10 +107,10 @@ public final class SharedInformers implements AutoCloseable {
   private static final class Shared {
     final Target target;
     final ApiResource resource;
-    final SharedIndexInformer<GenericKubernetesResource> informer;
+    final Informer informer;
     int holders;
 
-    Shared(Target target, SharedIndexInformer<GenericKubernetesResource> informer) {
+    Shared(Target target, Informer informer) {
       this.target = target;
       this.resource = target.resource();
       this.informer = informer;
@@ -143,57 +136,40 @@ public final class SharedInformers implements AutoCloseable {
     }
 
     @Override
-    public Optional<GenericKubernetesResource> get(String namespace, String name) {
-      String key = shared.resource.namespaced() ? Cache.namespaceKeyFunc(namespace, name) : name;
-      return Optional.ofNullable(shared.informer.getStore().getByKey(key));
+    public Optional<KubeObject> get(String namespace, String name) {
+      return Optional.ofNullable(shared.informer.get(namespace, name));
     }
 
     @Override
-    public List<GenericKubernetesResource> controlledBy(String controllerUid) {
-      return shared.informer.getIndexer().byIndex(InformerIndexes.CONTROLLER_UID, controllerUid);
+    public List<KubeObject> controlledBy(String controllerUid) {
+      return shared.informer.byIndex(InformerIndexes.CONTROLLER_UID, controllerUid);
     }
 
     @Override
-    public List<GenericKubernetesResource> orphans(String namespace) {
-      return shared.informer.getIndexer().byIndex(InformerIndexes.ORPHANS_BY_NAMESPACE, namespace);
+    public List<KubeObject> orphans(String namespace) {
+      return shared.informer.byIndex(InformerIndexes.ORPHANS_BY_NAMESPACE, namespace);
     }
 
     @Override
-    public List<GenericKubernetesResource> labelled(String key, String value) {
-      return shared.informer.getIndexer().byIndex(InformerIndexes.BY_LABEL, InformerIndexes.labelKey(key, value));
+    public List<KubeObject> labelled(String key, String value) {
+      return shared.informer.byIndex(InformerIndexes.BY_LABEL, InformerIndexes.labelKey(key, value));
     }
 
     @Override
-    public List<GenericKubernetesResource> inNamespace(String namespace) {
-      return shared.informer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace);
+    public List<KubeObject> inNamespace(String namespace) {
+      return shared.informer.byIndex(InformerIndexes.NAMESPACE, namespace);
     }
 
     @Override
-    public List<GenericKubernetesResource> list() {
-      return shared.informer.getStore().list();
+    public List<KubeObject> list() {
+      return shared.informer.list();
     }
 
     @Override
     public Flux<ObjectEvent> events() {
       return Flux.create(sink -> {
-        ResourceEventHandler<GenericKubernetesResource> handler = new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(GenericKubernetesResource object) {
-            sink.next(new ObjectEvent(ObjectEvent.Type.ADDED, null, object));
-          }
-
-          @Override
-          public void onUpdate(GenericKubernetesResource previous, GenericKubernetesResource object) {
-            sink.next(new ObjectEvent(ObjectEvent.Type.UPDATED, previous, object));
-          }
-
-          @Override
-          public void onDelete(GenericKubernetesResource object, boolean finalStateUnknown) {
-            sink.next(new ObjectEvent(ObjectEvent.Type.DELETED, null, object));
-          }
-        };
-        shared.informer.addEventHandler(handler);
-        sink.onDispose(() -> shared.informer.removeEventHandler(handler));
+        Disposable handler = shared.informer.addHandler(sink::next);
+        sink.onDispose(handler);
       }, FluxSink.OverflowStrategy.BUFFER);
     }
 

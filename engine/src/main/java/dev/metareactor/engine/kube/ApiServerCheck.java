@@ -1,7 +1,5 @@
 package dev.metareactor.engine.kube;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.VersionInfo;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,16 +31,16 @@ public final class ApiServerCheck {
   /**
    * Blocks until {@code GET /version} answers.
    *
-   * @return the server version
+   * @return the server's {@code gitVersion}
    * @throws IllegalStateException when every attempt failed, carrying the last failure
    */
-  public VersionInfo await(KubernetesClient client) {
+  public String await(KubeApi api) {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= attempts; attempt++) {
       try {
-        VersionInfo version = client.getKubernetesVersion();
-        LOG.info("Communication with K8s API server successful (version {}, {})", version.getGitVersion(),
-            client.getMasterUrl());
+        byte[] body = api.send("GET", "/version", null, null).block(api.config().requestTimeout());
+        String version = KubeJson.mapper().readTree(body).path("gitVersion").asString("unknown");
+        LOG.info("Communication with K8s API server successful (version {}, {})", version, api.config().server());
         return version;
       } catch (RuntimeException e) {
         last = e;
@@ -52,7 +50,7 @@ public final class ApiServerCheck {
         }
       }
     }
-    throw new IllegalStateException("the Kubernetes API server at " + client.getMasterUrl()
+    throw new IllegalStateException("the Kubernetes API server at " + api.config().server()
         + " did not answer after " + attempts + " attempts: " + last.getMessage(), last);
   }
 

@@ -2,92 +2,95 @@ package dev.metareactor.engine.kube;
 
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.discovery.ApiResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.MixedOperation;
-import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
-import io.fabric8.kubernetes.client.dsl.Resource;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.Optional;
+import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The one place every Kubernetes API call of a sync goes through (informers aside): a client-side rate limit
- * ({@code --client-go-qps}, {@code --client-go-burst}) applied with a timer, never by parking a thread; the
- * blocking fabric8 call on a bounded scheduler ({@code --api-concurrency} threads), never on an event loop; and a
- * count of every request in {@code metareactor_api_requests_total{verb,resource,code}}, so tests and operators
- * can see exactly what the engine did.
+ * ({@code --client-go-qps}, {@code --client-go-burst}) applied with a timer, never by parking a thread; the request
+ * itself non-blocking on {@link KubeApi}; and a count of every request in
+ * {@code metareactor_api_requests_total{verb,resource,code}}, so tests and operators can see exactly what the engine
+ * did.
  *
- * <p>Results and failures come back as {@link Mono}s; a failed call surfaces its
- * {@link KubernetesClientException} (with the HTTP code) unchanged.
+ * <p>Results come back as {@link KubeObject}s; a refused request fails with {@link ApiException} (with the HTTP code).
  */
-public final class ApiWriter implements AutoCloseable {
+public final class ApiWriter {
 
   /** The request counter's name (Prometheus: {@code metareactor_api_requests_total}). */
   public static final String REQUESTS_METRIC = "metareactor.api.requests";
 
-  private final KubernetesClient client;
-  private final TokenBucket rate;
-  private final Scheduler scheduler;
-  private final MeterRegistry registry;
+  /** The content types of {@code PATCH}. */
+  public enum PatchType {
+    /** RFC 6902 JSON Patch. */
+    JSON("application/json-patch+json"),
+    /** RFC 7386 JSON merge patch. */
+    MERGE("application/merge-patch+json"),
+    /** Kubernetes strategic merge patch (built-in types only). */
+    STRATEGIC("application/strategic-merge-patch+json");
 
-  public ApiWriter(KubernetesClient client, RateLimit rate, int concurrency, MeterRegistry registry) {
-    this.client = Objects.requireNonNull(client, "client");
+    private final String contentType;
+
+    PatchType(String contentType) {
+      this.contentType = contentType;
+    }
+
+    public String contentType() {
+      return contentType;
+    }
+  }
+
+  private final KubeApi api;
+  private final TokenBucket rate;
+  private final MeterRegistry registry;
+  private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
+
+  private record CounterKey(String verb, ApiResource resource, String code) {}
+
+  public ApiWriter(KubeApi api, RateLimit rate, MeterRegistry registry) {
+    this.api = Objects.requireNonNull(api, "api");
     this.rate = new TokenBucket(rate);
     this.registry = Objects.requireNonNull(registry, "registry");
-    this.scheduler = Schedulers.newBoundedElastic(concurrency, Integer.MAX_VALUE, "kube-api", 60, true);
   }
 
-  /** The scheduler blocking API calls run on (for callers that need one more blocking read of their own). */
-  public Scheduler scheduler() {
-    return scheduler;
+  /** An uncached read. */
+  public Mono<KubeObject> get(ApiResource resource, String namespace, String name) {
+    return call("get", resource, "GET", path(resource, namespace, name), null, null);
   }
 
-  public Mono<GenericKubernetesResource> get(ApiResource resource, String namespace, String name) {
-    return call("get", resource, () -> resource(resource, namespace, name).get());
-  }
-
-  public Mono<GenericKubernetesResource> create(ApiResource resource, GenericKubernetesResource object) {
-    return call("create", resource, () -> operation(resource, namespaceOf(object)).resource(object).create());
+  /** A create; the namespace is the object's. */
+  public Mono<KubeObject> create(ApiResource resource, ObjectNode object) {
+    return call("create", resource, "POST", path(resource, namespaceOf(object), null), KubeApi.JSON,
+        KubeJson.bytes(object));
   }
 
   /** PUT of the whole object, carrying its resourceVersion: a conflict fails with HTTP 409. */
-  public Mono<GenericKubernetesResource> update(ApiResource resource, GenericKubernetesResource object) {
-    return call("update", resource, () -> operation(resource, namespaceOf(object)).resource(object).update());
+  public Mono<KubeObject> update(ApiResource resource, ObjectNode object) {
+    return call("update", resource, "PUT", path(resource, namespaceOf(object), nameOf(object)), KubeApi.JSON,
+        KubeJson.bytes(object));
   }
 
-  /** PUT to the status subresource. */
-  public Mono<GenericKubernetesResource> updateStatus(ApiResource resource, GenericKubernetesResource object) {
-    return call("update-status", resource,
-        () -> operation(resource, namespaceOf(object)).resource(object).updateStatus());
-  }
-
-  /** A patch of the given type ({@code json}, {@code merge}, {@code strategic}, server-side {@code apply}). */
-  public Mono<GenericKubernetesResource> patch(ApiResource resource, String namespace, String name, PatchContext patch,
-      String body) {
-    return call("patch", resource, () -> resource(resource, namespace, name).patch(patch, body));
+  /** A patch of the given type. */
+  public Mono<KubeObject> patch(ApiResource resource, String namespace, String name, PatchType type, String body) {
+    return call("patch", resource, "PATCH", path(resource, namespace, name), type.contentType(), utf8(body));
   }
 
   /** A patch of the status subresource. */
-  public Mono<GenericKubernetesResource> patchStatus(ApiResource resource, String namespace, String name,
-      PatchContext patch, String body) {
-    return call("patch-status", resource, () -> resource(resource, namespace, name).subresource("status")
-        .patch(patch, body));
+  public Mono<KubeObject> patchStatus(ApiResource resource, String namespace, String name, PatchType type,
+      String body) {
+    return call("patch-status", resource, "PATCH", path(resource, namespace, name) + "/status", type.contentType(),
+        utf8(body));
   }
 
   /** A JSON merge patch. */
-  public Mono<GenericKubernetesResource> mergePatch(ApiResource resource, String namespace, String name, String body) {
-    return patch(resource, namespace, name, new PatchContext.Builder().withPatchType(PatchType.JSON_MERGE).build(), body);
+  public Mono<KubeObject> mergePatch(ApiResource resource, String namespace, String name, String body) {
+    return patch(resource, namespace, name, PatchType.MERGE, body);
   }
 
   /**
@@ -100,66 +103,59 @@ public final class ApiWriter implements AutoCloseable {
     if (uid != null) {
       options.append(",\"preconditions\":{\"uid\":\"").append(uid).append("\"}");
     }
-    String body = options.append('}').toString();
-    // fabric8's DSL has no UID precondition; the raw call sends DeleteOptions as the request body.
-    return call("delete", resource, () -> Optional.ofNullable(client.raw(path(resource, namespace, name), "DELETE", body)))
-        .then();
+    byte[] body = utf8(options.append('}').toString());
+    return count("delete", resource, api.send("DELETE", path(resource, namespace, name), KubeApi.JSON, body)).then();
   }
 
-  /** The REST path of one object. */
-  static String path(ApiResource resource, String namespace, String name) {
+  /** The REST path of a resource's collection ({@code name == null}) or one of its objects. */
+  public static String path(ApiResource resource, String namespace, String name) {
     StringBuilder path = new StringBuilder(resource.group().isEmpty() ? "/api/" : "/apis/" + resource.group() + "/")
         .append(resource.version());
-    if (resource.namespaced()) {
+    if (resource.namespaced() && namespace != null && !namespace.isEmpty()) {
       path.append("/namespaces/").append(namespace);
     }
-    return path.append('/').append(resource.resource()).append('/').append(name).toString();
+    path.append('/').append(resource.resource());
+    return name == null ? path.toString() : path.append('/').append(name).toString();
   }
 
-  private <T> Mono<T> call(String verb, ApiResource resource, Callable<T> request) {
+  private Mono<KubeObject> call(String verb, ApiResource resource, String method, String path, String contentType,
+      byte[] body) {
+    return count(verb, resource, api.send(method, path, contentType, body)).map(KubeObject::parse);
+  }
+
+  private <T> Mono<T> count(String verb, ApiResource resource, Mono<T> request) {
     return Mono.defer(() -> {
       Duration wait = rate.reserve();
-      Mono<T> blocking = Mono.fromCallable(request).subscribeOn(scheduler)
-          .doOnSuccess(result -> count(verb, resource, "2xx"))
-          .doOnError(error -> count(verb, resource, codeOf(error)));
-      return wait.isZero() ? blocking : Mono.delay(wait).then(blocking);
+      Mono<T> counted = request
+          .doOnSuccess(result -> counter(verb, resource, "2xx").increment())
+          .doOnError(error -> counter(verb, resource, codeOf(error)).increment());
+      return wait.isZero() ? counted : Mono.delay(wait).then(counted);
     });
   }
 
-  private void count(String verb, ApiResource resource, String code) {
-    Counter.builder(REQUESTS_METRIC)
+  private Counter counter(String verb, ApiResource resource, String code) {
+    return counters.computeIfAbsent(new CounterKey(verb, resource, code), key -> Counter.builder(REQUESTS_METRIC)
         .description("Kubernetes API requests made by the engine (informer lists and watches excluded)")
         .tag("verb", verb)
-        .tag("resource", resource.group().isEmpty() ? resource.resource() : resource.resource() + "." + resource.group())
+        .tag("resource", resource.group().isEmpty() ? resource.resource()
+            : resource.resource() + "." + resource.group())
         .tag("code", code)
-        .register(registry)
-        .increment();
+        .register(registry));
   }
 
   private static String codeOf(Throwable error) {
-    if (error instanceof KubernetesClientException e && e.getCode() > 0) {
-      return Integer.toString(e.getCode());
-    }
-    return "error";
+    return error instanceof ApiException e && e.code() > 0 ? Integer.toString(e.code()) : "error";
   }
 
-  private NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList,
-      Resource<GenericKubernetesResource>> operation(ApiResource resource, String namespace) {
-    MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>> op =
-        client.genericKubernetesResources(resource.context());
-    return resource.namespaced() ? op.inNamespace(namespace) : op;
+  private static String namespaceOf(JsonNode object) {
+    return object.path("metadata").path("namespace").asString("");
   }
 
-  private Resource<GenericKubernetesResource> resource(ApiResource resource, String namespace, String name) {
-    return operation(resource, namespace).withName(name);
+  private static String nameOf(JsonNode object) {
+    return object.path("metadata").path("name").asString("");
   }
 
-  private static String namespaceOf(GenericKubernetesResource object) {
-    return object.getMetadata().getNamespace();
-  }
-
-  @Override
-  public void close() {
-    scheduler.dispose();
+  private static byte[] utf8(String text) {
+    return text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 }

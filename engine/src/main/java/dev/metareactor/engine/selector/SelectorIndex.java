@@ -69,6 +69,11 @@ public final class SelectorIndex<K> {
     return result;
   }
 
+  /** Whether {@code owner} is filed. */
+  public boolean contains(K owner) {
+    return entries.containsKey(owner);
+  }
+
   /** How many owners are filed (for tests and metrics). */
   public int size() {
     return entries.size();

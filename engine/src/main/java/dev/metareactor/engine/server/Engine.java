@@ -12,12 +12,12 @@ import dev.metareactor.engine.host.ControllerHost;
 import dev.metareactor.engine.informer.SharedInformers;
 import dev.metareactor.engine.kube.ApiServerCheck;
 import dev.metareactor.engine.kube.ApiWriter;
-import dev.metareactor.engine.kube.KubeClientFactory;
+import dev.metareactor.engine.kube.KubeApi;
+import dev.metareactor.engine.kube.KubeConfig;
 import dev.metareactor.engine.selector.LabelSelector;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
 import dev.metareactor.http.ManagementServer;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The running engine: one Kubernetes client, discovery, the shared informers, the rate-limited API writer, the
+ * The running engine: one connection to the API server ({@link KubeApi}), discovery, the shared informers, the rate-limited API writer, the
  * event recorder, the hook client, the management server ({@code /metrics}, {@code /healthz}, {@code /readyz}) and
  * one {@link ControllerHost} per kind of controller object.
  *
@@ -71,7 +71,7 @@ public final class Engine implements AutoCloseable {
   private volatile boolean leading;
   private volatile boolean closing;
 
-  private Engine(EngineOptions options, KubernetesClient client, Deque<AutoCloseable> resources) {
+  private Engine(EngineOptions options, KubeApi kube, Deque<AutoCloseable> resources) {
     this.options = options;
     this.resources = resources;
     this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -79,22 +79,21 @@ public final class Engine implements AutoCloseable {
     bindProcessMetrics();
 
     String identity = identity();
-    this.discovery = new Discovery(client, options.discoveryInterval(), Schedulers.boundedElastic());
+    this.discovery = new Discovery(kube, options.discoveryInterval(), Schedulers.parallel());
     resources.push(discovery);
-    SharedInformers informers = new SharedInformers(client, options.cacheFlushInterval());
+    SharedInformers informers = new SharedInformers(kube, options.cacheFlushInterval(), Schedulers.parallel());
     resources.push(informers);
-    ApiWriter api = new ApiWriter(client, options.apiRate(), options.apiConcurrency(), meters);
-    resources.push(api);
+    ApiWriter api = new ApiWriter(kube, options.apiRate(), meters);
     HookClient hookClient = HookClient.create(HookClientOptions.DEFAULTS, meters);
     resources.push(hookClient);
     EventRecorder events = new EventRecorder(api, options.eventRate(), Clock.systemUTC(), identity);
     ControllerContext context = new ControllerContext(options, discovery, informers, api, events, hookClient,
-        meters, client.getKubernetesSerialization());
+        meters);
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
     this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),
         new ControllerHost(DecoratorController.kind(), context, target));
     this.leaderElection = options.leaderElection().enabled()
-        ? Optional.of(new LeaderElection(client, options.leaderElection(), identity))
+        ? Optional.of(new LeaderElection(api, options.leaderElection(), identity))
         : Optional.empty();
     this.management = ManagementServer.start(new ManagementServer.Options(
         socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady);
@@ -119,12 +118,12 @@ public final class Engine implements AutoCloseable {
       throw new IllegalArgumentException("--apply-strategy=server-side-apply is not supported yet; use "
           + ApplyStrategy.DYNAMIC_APPLY.flagValue() + " (the default)");
     }
-    KubernetesClient client = KubeClientFactory.create(options);
+    KubeApi kube = new KubeApi(KubeConfig.load(options.kubeconfig()), options.apiConcurrency());
     Deque<AutoCloseable> resources = new ArrayDeque<>();
-    resources.push(client);
+    resources.push(kube);
     try {
-      ApiServerCheck.standard().await(client);
-      return new Engine(options, client, resources);
+      ApiServerCheck.standard().await(kube);
+      return new Engine(options, kube, resources);
     } catch (RuntimeException e) {
       closeAll(resources);
       throw e;

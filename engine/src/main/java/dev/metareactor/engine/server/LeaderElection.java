@@ -1,50 +1,85 @@
 package dev.metareactor.engine.server;
 
 import dev.metareactor.engine.config.LeaderElectionSettings;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
-import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectionConfigBuilder;
-import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * {@code --leader-election}: the engine hosts controllers only while it holds the Lease
  * {@code <namespace>/<--leader-election-id>}, with controller-runtime's timings (lease 15 s, renew deadline 10 s,
- * retry every 2 s). Losing the lease ends the process, as upstream: a replica that lost it must not keep writing.
+ * retry every 2 s) and client-go's algorithm: a lease held by another replica is taken only once that replica has
+ * not renewed it for a whole lease duration (by this replica's clock, from when it last saw the lease change); the
+ * leader renews every retry period and has lost the lease when no renewal succeeded for the renew deadline.
+ * Losing the lease ends the process, as upstream: a replica that lost it must not keep writing.
  *
- * <p>It logs client-go's lines {@code attempting to acquire leader lease ...} and
- * {@code successfully acquired lease ...}, which tooling (and Metacontroller's own example test) looks for.
+ * <p>A graceful stop releases the lease as client-go does (holder cleared, duration 1 s), so a standby takes over at
+ * once; upstream does not release it, and its standby waits out the 15 s.
+ *
+ * <p>Logs upstream's lines {@code Attempting to acquire leader lease...} and {@code Successfully acquired lease}
+ * with the lease as {@code lock}, which tooling (and Metacontroller's own example test) looks for.
  */
 final class LeaderElection implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(LeaderElection.class);
+  static final ApiResource LEASES = new ApiResource("coordination.k8s.io", "v1", "leases", "Lease", true, Set.of());
   private static final Duration LEASE_DURATION = Duration.ofSeconds(15);
   private static final Duration RENEW_DEADLINE = Duration.ofSeconds(10);
   private static final Duration RETRY_PERIOD = Duration.ofSeconds(2);
+  /** client-go's jitter while acquiring: up to 1.2 times the retry period. */
+  private static final double JITTER = 1.2;
   private static final Path POD_NAMESPACE = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  private static final DateTimeFormatter MICRO_TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSX").withZone(ZoneOffset.UTC);
 
-  private final KubernetesClient client;
+  private final ApiWriter api;
   private final String namespace;
   private final String name;
   private final String identity;
-  private CompletableFuture<?> running;
+  private final String lock;
+  private final Scheduler scheduler = Schedulers.single(Schedulers.parallel());
+
+  // Touched only on the scheduler's worker.
+  private KubeObject observed;
+  private String observedSpec;
+  private long observedAt;
+  private long renewedAt;
+  private boolean leading;
+  private Runnable onLeading;
+  private Runnable onLost;
+  private Disposable next;
+  private boolean closed;
 
   /**
    * @throws IllegalArgumentException when no namespace is given and the process does not run in a pod
    */
-  LeaderElection(KubernetesClient client, LeaderElectionSettings settings, String identity) {
-    this.client = Objects.requireNonNull(client, "client");
+  LeaderElection(ApiWriter api, LeaderElectionSettings settings, String identity) {
+    this.api = Objects.requireNonNull(api, "api");
     this.namespace = namespace(settings);
     this.name = settings.id();
     this.identity = Objects.requireNonNull(identity, "identity");
+    this.lock = namespace + "/" + name;
   }
 
   private static String namespace(LeaderElectionSettings settings) {
@@ -65,39 +100,175 @@ final class LeaderElection implements AutoCloseable {
    * @param onLeading runs once the lease is held
    * @param onLost runs if the lease is lost after it was held
    */
-  synchronized void start(Runnable onLeading, Runnable onLost) {
-    String lease = namespace + "/" + name;
-    LOG.info("attempting to acquire leader lease {}...", lease);
-    LeaderCallbacks callbacks = new LeaderCallbacks(
-        () -> {
-          LOG.info("successfully acquired lease {}", lease);
-          onLeading.run();
-        },
-        () -> {
-          LOG.error("leader election lost: lease {} is no longer held by {}", lease, identity);
-          onLost.run();
-        },
-        leader -> LOG.info("new leader elected: {}", leader));
-    running = client.leaderElector()
-        .withConfig(new LeaderElectionConfigBuilder()
-            .withName(name)
-            .withLock(new LeaseLock(namespace, name, identity))
-            .withLeaseDuration(LEASE_DURATION)
-            .withRenewDeadline(RENEW_DEADLINE)
-            .withRetryPeriod(RETRY_PERIOD)
-            .withReleaseOnCancel(true)
-            .withLeaderCallbacks(callbacks)
-            .build())
-        .build()
-        .start();
+  void start(Runnable onLeading, Runnable onLost) {
+    scheduler.schedule(() -> {
+      this.onLeading = Objects.requireNonNull(onLeading, "onLeading");
+      this.onLost = Objects.requireNonNull(onLost, "onLost");
+      LOG.atInfo().setMessage("Attempting to acquire leader lease...").addKeyValue("lock", lock).log();
+      attempt();
+    });
   }
 
-  /** Stops campaigning and releases the lease if held, so a standby takes over at once. */
-  @Override
-  public synchronized void close() {
-    if (running != null) {
-      running.cancel(true);
-      running = null;
+  /** One try to acquire or renew, then the next one scheduled; on the worker. */
+  private void attempt() {
+    if (closed) {
+      return;
     }
+    next = tryAcquireOrRenew()
+        .onErrorResume(e -> {
+          LOG.atDebug().setMessage("Failed to acquire or renew lease").addKeyValue("lock", lock)
+              .addKeyValue("err", e.getMessage()).log();
+          return Mono.just(false);
+        })
+        .publishOn(scheduler)
+        .subscribe(this::afterAttempt);
+  }
+
+  private void afterAttempt(boolean held) {
+    if (closed) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (!leading) {
+      if (held) {
+        leading = true;
+        renewedAt = now;
+        LOG.atInfo().setMessage("Successfully acquired lease").addKeyValue("lock", lock).log();
+        onLeading.run();
+      }
+      long jittered = (long) (RETRY_PERIOD.toMillis() * (1 + ThreadLocalRandom.current().nextDouble(JITTER)));
+      attemptAfter(held ? RETRY_PERIOD : Duration.ofMillis(jittered));
+      return;
+    }
+    if (held) {
+      renewedAt = now;
+    } else if (now - renewedAt > RENEW_DEADLINE.toNanos()) {
+      leading = false;
+      LOG.atError().setMessage("Failed to renew lease").addKeyValue("lock", lock)
+          .addKeyValue("err", "no renewal succeeded for " + RENEW_DEADLINE.toSeconds() + "s").log();
+      onLost.run();
+      return;
+    }
+    attemptAfter(RETRY_PERIOD);
+  }
+
+  /** The worker cannot keep time: a timer elsewhere brings the next attempt back onto it. */
+  private void attemptAfter(Duration delay) {
+    next = Mono.delay(delay).publishOn(scheduler).subscribe(tick -> attempt());
+  }
+
+  /** client-go's tryAcquireOrRenew: the fast path for a leader, else read, check, take or renew. */
+  private Mono<Boolean> tryAcquireOrRenew() {
+    Instant now = Instant.now();
+    if (leading && observed != null && leaseValid()) {
+      ObjectNode renewal = record(observed, now, true);
+      return api.update(LEASES, renewal).map(this::observe).map(lease -> true)
+          .onErrorResume(e -> slowPath(now));
+    }
+    return slowPath(now);
+  }
+
+  private Mono<Boolean> slowPath(Instant now) {
+    return api.get(LEASES, namespace, name)
+        .flatMap(lease -> {
+          observe(lease);
+          JsonNode spec = lease.toTree().path("spec");
+          String holder = spec.path("holderIdentity").asString("");
+          boolean mine = identity.equals(holder);
+          if (!holder.isEmpty() && leaseValid() && !mine) {
+            return Mono.just(false);
+          }
+          return api.update(LEASES, record(lease, now, mine)).map(this::observe).map(written -> true);
+        })
+        .onErrorResume(e -> ApiException.codeOf(e) == 404,
+            e -> api.create(LEASES, newLease(now)).map(this::observe).map(written -> true));
+  }
+
+  /** Remembers the lease; its spec changing (not just being read again) restarts the expiry clock. */
+  private KubeObject observe(KubeObject lease) {
+    String spec = KubeJson.text(lease.toTree().path("spec"));
+    if (!spec.equals(observedSpec)) {
+      observedSpec = spec;
+      observedAt = System.nanoTime();
+    }
+    observed = lease;
+    return lease;
+  }
+
+  private boolean leaseValid() {
+    return System.nanoTime() - observedAt < LEASE_DURATION.toNanos();
+  }
+
+  /** The lease with this replica as holder, renewed now; acquired now unless it already was ours. */
+  private ObjectNode record(KubeObject lease, Instant now, boolean ours) {
+    ObjectNode tree = lease.toTree();
+    JsonNode old = tree.path("spec");
+    ObjectNode spec = KubeJson.nodes().objectNode();
+    spec.put("holderIdentity", identity);
+    spec.put("leaseDurationSeconds", LEASE_DURATION.toSeconds());
+    spec.put("acquireTime", ours && old.has("acquireTime") ? old.get("acquireTime").asString() : MICRO_TIME.format(now));
+    spec.put("renewTime", MICRO_TIME.format(now));
+    spec.put("leaseTransitions", old.path("leaseTransitions").asInt(0) + (ours ? 0 : 1));
+    tree.set("spec", spec);
+    return tree;
+  }
+
+  private ObjectNode newLease(Instant now) {
+    ObjectNode lease = KubeJson.nodes().objectNode();
+    lease.put("apiVersion", "coordination.k8s.io/v1");
+    lease.put("kind", "Lease");
+    lease.putObject("metadata").put("name", name).put("namespace", namespace);
+    lease.putObject("spec")
+        .put("holderIdentity", identity)
+        .put("leaseDurationSeconds", LEASE_DURATION.toSeconds())
+        .put("acquireTime", MICRO_TIME.format(now))
+        .put("renewTime", MICRO_TIME.format(now))
+        .put("leaseTransitions", 0);
+    return lease;
+  }
+
+  /**
+   * Stops campaigning and, if this replica holds the lease, releases it (holder cleared, duration 1 s) so a standby
+   * takes over at once. Blocks for at most the renew deadline.
+   */
+  @Override
+  public void close() {
+    Mono.fromCallable(() -> {
+          closed = true;
+          if (next != null) {
+            next.dispose();
+          }
+          return leading;
+        })
+        .subscribeOn(scheduler)
+        .flatMap(held -> held ? release() : Mono.empty())
+        .timeout(RENEW_DEADLINE)
+        .onErrorResume(e -> {
+          LOG.atError().setMessage("Failed to release lease").addKeyValue("lock", lock)
+              .addKeyValue("err", e.getMessage()).log();
+          return Mono.empty();
+        })
+        .block();
+    scheduler.dispose();
+  }
+
+  private Mono<Void> release() {
+    Instant now = Instant.now();
+    return api.get(LEASES, namespace, name)
+        .flatMap(lease -> {
+          ObjectNode tree = lease.toTree();
+          if (!identity.equals(tree.path("spec").path("holderIdentity").asString(""))) {
+            return Mono.empty();
+          }
+          ObjectNode spec = KubeJson.nodes().objectNode();
+          spec.put("leaseDurationSeconds", 1);
+          spec.put("acquireTime", MICRO_TIME.format(now));
+          spec.put("renewTime", MICRO_TIME.format(now));
+          spec.put("leaseTransitions", tree.path("spec").path("leaseTransitions").asInt(0));
+          tree.set("spec", spec);
+          return api.update(LEASES, tree);
+        })
+        .doOnNext(released -> LOG.atInfo().setMessage("Released lease").addKeyValue("lock", lock).log())
+        .then();
   }
 }

@@ -21,7 +21,6 @@ public final class LogConfiguration {
 
   private static final List<String> LIBRARIES =
       List.of("io.fabric8", "io.netty", "reactor", "io.github.resilience4j", "io.micrometer");
-  private static final String VERSION_USAGE_LOGGER = "io.fabric8.kubernetes.client.dsl.internal.VersionUsageUtils";
   private static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n";
 
   private LogConfiguration() {}
@@ -59,7 +58,5 @@ public final class LogConfiguration {
     Level libraries = level.isGreaterOrEqual(Level.INFO) ? Level.WARN
         : level == Level.TRACE ? Level.TRACE : Level.INFO;
     LIBRARIES.forEach(name -> context.getLogger(name).setLevel(libraries));
-    // fabric8 warns on every informer of a v1alpha1 resource; Metacontroller's own API is v1alpha1.
-    context.getLogger(VERSION_USAGE_LOGGER).setLevel(Level.ERROR);
   }
 }

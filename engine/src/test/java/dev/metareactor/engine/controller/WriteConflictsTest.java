@@ -2,14 +2,14 @@ package dev.metareactor.engine.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.client.KubernetesClientException;
+import dev.metareactor.engine.kube.ApiException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class WriteConflictsTest {
 
-  private static KubernetesClientException status(int code) {
-    return new KubernetesClientException("status " + code, code, null);
+  private static ApiException status(int code) {
+    return new ApiException(code, "", "status " + code, null);
   }
 
   @Test

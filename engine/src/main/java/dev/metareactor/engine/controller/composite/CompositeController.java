@@ -14,8 +14,7 @@ import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
 import dev.metareactor.engine.informer.InformerLease;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.HasMetadata;
+import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,7 +53,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   private volatile CompositeRouter router;
   private volatile CompositeSync sync;
 
-  private CompositeController(GenericKubernetesResource object, ObjectNode json, CompositeControllerSpec spec,
+  private CompositeController(KubeObject object, ObjectNode json, CompositeControllerSpec spec,
       ControllerContext context) {
     super(KIND, spec.name(), object, json, context, spec.finalizerName(),
         new Hooks(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
@@ -66,8 +65,8 @@ public final class CompositeController extends AbstractHostedController<ParentKe
    *
    * @throws InvalidControllerException naming the field that is wrong
    */
-  static CompositeController create(GenericKubernetesResource object, ControllerContext context) {
-    ObjectNode json = context.json().convertValue(object, ObjectNode.class);
+  static CompositeController create(KubeObject object, ControllerContext context) {
+    ObjectNode json = object.toTree();
     return new CompositeController(object, json, CompositeControllerSpec.parse(json), context);
   }
 
@@ -102,12 +101,11 @@ public final class CompositeController extends AbstractHostedController<ParentKe
     }
     RelatedObjects<ParentKey> related = relatedObjects();
     CompositeRouter compositeRouter = new CompositeRouter(spec, parentResource, parentInformer, this::enqueue,
-        related::forget, context().json());
+        related::forget);
     sync = new CompositeSync(spec, controllerJson(), parentResource, parentInformer, childTypes,
         new CompositeSync.Hooks(hook("sync"), hook("finalize")),
-        new ChildClaimer(context().api(), context().json()), related,
-        new ChildrenManager(context().api(), context().json()), finalizers(), context().api(), context().json(),
-        compositeRouter::responsibleFor);
+        new ChildClaimer(context().api()), related, new ChildrenManager(context().api()), finalizers(),
+        context().api(), compositeRouter::responsibleFor);
     parents = parentInformer;
     router = compositeRouter;
     subscribe(parentInformer, "parent", compositeRouter::onParentEvent);
@@ -122,7 +120,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   }
 
   @Override
-  protected Optional<? extends HasMetadata> objectOf(ParentKey key) {
+  protected Optional<KubeObject> objectOf(ParentKey key) {
     return parents.get(key.namespace(), key.name());
   }
 
@@ -133,9 +131,9 @@ public final class CompositeController extends AbstractHostedController<ParentKe
 
   @Override
   protected void resyncAll() {
-    for (GenericKubernetesResource parent : parents.list()) {
+    for (KubeObject parent : parents.list()) {
       if (router.responsibleFor(parent)) {
-        enqueue(router.keyOf(parent.getMetadata()));
+        enqueue(router.keyOf(parent));
       }
     }
   }

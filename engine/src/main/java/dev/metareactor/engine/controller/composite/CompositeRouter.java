@@ -4,15 +4,11 @@ import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.discovery.ApiResource;
-import dev.metareactor.engine.informer.InformerIndexes;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.OwnerRef;
 import dev.metareactor.engine.selector.SelectorIndex;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
-import io.fabric8.kubernetes.api.model.OwnerReference;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
 
@@ -39,25 +35,25 @@ final class CompositeRouter {
   private final InformerLease parents;
   private final Consumer<ParentKey> enqueue;
   private final Consumer<ParentKey> gone;
-  private final KubernetesSerialization json;
   private final SelectorIndex<ParentKey> selectors = new SelectorIndex<>();
 
   CompositeRouter(CompositeControllerSpec spec, ApiResource parentResource, InformerLease parents,
-      Consumer<ParentKey> enqueue, Consumer<ParentKey> gone, KubernetesSerialization json) {
+      Consumer<ParentKey> enqueue, Consumer<ParentKey> gone) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.enqueue = Objects.requireNonNull(enqueue, "enqueue");
     this.gone = Objects.requireNonNull(gone, "gone");
-    this.json = Objects.requireNonNull(json, "json");
   }
 
   void onParentEvent(ObjectEvent event) {
-    GenericKubernetesResource parent = event.object();
-    ParentKey key = keyOf(parent.getMetadata());
+    KubeObject parent = event.object();
+    ParentKey key = keyOf(parent);
     boolean responsible = responsibleFor(parent);
     if (responsible && event.type() != ObjectEvent.Type.DELETED) {
-      fileSelector(key, parent);
+      if (selectorMayHaveChanged(key, event)) {
+        fileSelector(key, parent);
+      }
     } else {
       selectors.remove(key);
     }
@@ -77,57 +73,62 @@ final class CompositeRouter {
     if (event.isResync()) {
       return; // the parent's own resync covers it
     }
-    if (InformerIndexes.controllerOf(event.object()) == null) {
+    if (event.object().controller() == null) {
       routeOrphan(event);
     }
     event.controllers().forEach(owned -> routeToOwner(owned.getKey(), owned.getValue()));
   }
 
-  private void routeToOwner(GenericKubernetesResource child, OwnerReference controller) {
-    if (controller == null || !Objects.equals(controller.getKind(), parentResource.kind())
-        || !Objects.equals(ApiResource.groupOf(controller.getApiVersion()), parentResource.group())) {
+  private void routeToOwner(KubeObject child, OwnerRef controller) {
+    if (controller == null || !controller.kind().equals(parentResource.kind())
+        || !ApiResource.groupOf(controller.apiVersion()).equals(parentResource.group())) {
       return;
     }
-    String namespace = parentResource.namespaced() ? Objects.requireNonNullElse(child.getMetadata().getNamespace(), "") : "";
-    parents.get(namespace, controller.getName())
-        .filter(parent -> Objects.equals(parent.getMetadata().getUid(), controller.getUid()))
+    String namespace = parentResource.namespaced() ? child.namespace() : "";
+    parents.get(namespace, controller.name())
+        .filter(parent -> Objects.equals(parent.uid(), controller.uid()))
         .filter(this::responsibleFor)
-        .ifPresent(parent -> enqueue.accept(keyOf(parent.getMetadata())));
+        .ifPresent(parent -> enqueue.accept(keyOf(parent)));
   }
 
   /** An orphan may be adopted by the parents whose selector matches it; a deleted or dying one by none. */
   private void routeOrphan(ObjectEvent event) {
-    GenericKubernetesResource orphan = event.object();
-    if (event.type() == ObjectEvent.Type.DELETED || orphan.getMetadata().getDeletionTimestamp() != null) {
+    KubeObject orphan = event.object();
+    if (event.type() == ObjectEvent.Type.DELETED || orphan.deleting()) {
       return;
     }
-    String namespace = Objects.requireNonNullElse(orphan.getMetadata().getNamespace(), "");
-    for (ParentKey key : selectors.matching(namespace, orphan.getMetadata().getLabels())) {
+    for (ParentKey key : selectors.matching(orphan.namespace(), orphan.labels())) {
       parents.get(key.namespace(), key.name()).filter(this::responsibleFor).ifPresent(parent -> enqueue.accept(key));
     }
   }
 
+  /**
+   * Whether the parent's child selector may differ from the one filed: it is derived from the UID
+   * ({@code generateSelector}) or from {@code spec.selector}, which only changes with the generation. Every status
+   * write of a parent is an update event; reading its selector again for each would parse the parent each time.
+   */
+  private boolean selectorMayHaveChanged(ParentKey key, ObjectEvent event) {
+    KubeObject before = event.previous();
+    KubeObject now = event.object();
+    return before == null || !selectors.contains(key) || !Objects.equals(before.uid(), now.uid())
+        || (!spec.generateSelector() && (before.generation() != now.generation() || now.generation() == 0));
+  }
+
   /** Files the parent's child selector in the index; a parent without a usable selector adopts nothing. */
-  private void fileSelector(ParentKey key, GenericKubernetesResource parent) {
+  private void fileSelector(ParentKey key, KubeObject parent) {
     try {
-      selectors.put(key, key.namespace(), ChildSelector.of(parent, spec.generateSelector(), json));
+      selectors.put(key, key.namespace(), ChildSelector.of(parent, spec.generateSelector()));
     } catch (ChildSelector.InvalidSelectorException e) {
       selectors.remove(key); // its sync reports the problem
     }
   }
 
   /** Whether this controller syncs {@code parent}: selected by its labels, or still holding our finalizer. */
-  boolean responsibleFor(GenericKubernetesResource parent) {
-    if (spec.parentSelector().matches(parent.getMetadata().getLabels())) {
-      return true;
-    }
-    List<String> finalizers = parent.getMetadata().getFinalizers();
-    return finalizers != null && finalizers.contains(spec.finalizerName());
+  boolean responsibleFor(KubeObject parent) {
+    return spec.parentSelector().matches(parent.labels()) || parent.finalizers().contains(spec.finalizerName());
   }
 
-
-  ParentKey keyOf(ObjectMeta meta) {
-    return new ParentKey(parentResource.namespaced() ? Objects.requireNonNullElse(meta.getNamespace(), "") : "",
-        meta.getName());
+  ParentKey keyOf(KubeObject parent) {
+    return new ParentKey(parentResource.namespaced() ? parent.namespace() : "", parent.name());
   }
 }

@@ -18,11 +18,11 @@ import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.ObjectMapKeys;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.informer.InformerLease;
+import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.selector.LabelSelector;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -34,6 +34,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -79,14 +80,12 @@ final class CompositeSync {
   private final ChildrenManager children;
   private final Finalizers finalizers;
   private final ApiWriter api;
-  private final KubernetesSerialization json;
-  private final Predicate<GenericKubernetesResource> responsible;
+  private final Predicate<KubeObject> responsible;
   private final DesiredObjects desiredObjects;
 
   CompositeSync(CompositeControllerSpec spec, JsonNode controllerObject, ApiResource parentResource,
       InformerLease parents, List<ChildType> childTypes, Hooks hooks, ChildClaimer claimer, RelatedObjects<ParentKey> related,
-      ChildrenManager children, Finalizers finalizers, ApiWriter api, KubernetesSerialization json,
-      Predicate<GenericKubernetesResource> responsible) {
+      ChildrenManager children, Finalizers finalizers, ApiWriter api, Predicate<KubeObject> responsible) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
@@ -98,14 +97,13 @@ final class CompositeSync {
     this.children = Objects.requireNonNull(children, "children");
     this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
     this.api = Objects.requireNonNull(api, "api");
-    this.json = Objects.requireNonNull(json, "json");
     this.responsible = Objects.requireNonNull(responsible, "responsible");
     this.desiredObjects = new DesiredObjects("children", "parent",
         "spec.childResources of " + CompositeController.KIND + " " + spec.name());
   }
 
   /** The parent as cached now, if it exists and this controller is responsible for it. */
-  Optional<GenericKubernetesResource> parent(ParentKey key) {
+  Optional<KubeObject> parent(ParentKey key) {
     return parents.get(key.namespace(), key.name()).filter(responsible);
   }
 
@@ -116,7 +114,7 @@ final class CompositeSync {
    *     garbage, or a write failed
    */
   Mono<Optional<Duration>> sync(ParentKey key) {
-    Optional<GenericKubernetesResource> found = parent(key);
+    Optional<KubeObject> found = parent(key);
     if (found.isEmpty()) {
       return Mono.just(Optional.empty());
     }
@@ -126,28 +124,27 @@ final class CompositeSync {
         .defaultIfEmpty(Optional.empty());
   }
 
-  private Mono<GenericKubernetesResource> syncFinalizer(GenericKubernetesResource parent) {
+  private Mono<KubeObject> syncFinalizer(KubeObject parent) {
     if (hooks.finalizeHook() == null) {
       return finalizers.remove(parentResource, parent);
     }
-    if (parent.getMetadata().getDeletionTimestamp() == null) {
+    if (!parent.deleting()) {
       return finalizers.add(parentResource, parent);
     }
     return Mono.just(parent);
   }
 
-  private Mono<Optional<Duration>> syncParent(ParentKey key, GenericKubernetesResource parent) {
-    boolean finalizing = hooks.finalizeHook() != null && (parent.getMetadata().getDeletionTimestamp() != null
-        || !spec.parentSelector().matches(parent.getMetadata().getLabels()));
+  private Mono<Optional<Duration>> syncParent(ParentKey key, KubeObject parent) {
+    boolean finalizing = hooks.finalizeHook() != null
+        && (parent.deleting() || !spec.parentSelector().matches(parent.labels()));
     HookCaller hook = finalizing ? hooks.finalizeHook() : hooks.syncHook();
     if (hook == null) {
       return Mono.error(new IllegalStateException("sync hook not defined for " + CompositeController.KIND + " "
           + spec.name()));
     }
-    LabelSelector selector = ChildSelector.of(parent, spec.generateSelector(), json);
-    ObjectNode parentJson = json.convertValue(parent, ObjectNode.class);
-    HookCaller.RootObject root = new HookCaller.RootObject(parent.getKind(),
-        Objects.requireNonNullElse(parent.getMetadata().getNamespace(), ""), parent.getMetadata().getName());
+    ObjectNode parentJson = parent.toTree();
+    LabelSelector selector = ChildSelector.of(parent, parentJson, spec.generateSelector());
+    HookCaller.RootObject root = new HookCaller.RootObject(parent.kind(), parent.namespace(), parent.name());
     return claimer.claim(parent, parentResource, selector, childTypes)
         .zipWhen(observed -> related.of(key, parent, parentJson, parentResource, versionOf(finalizing)))
         .flatMap(observedAndRelated -> hook.call(
@@ -159,11 +156,11 @@ final class CompositeSync {
                 finalizing)));
   }
 
-  private Mono<Optional<Duration>> apply(GenericKubernetesResource parent, ObjectNode parentJson,
-      Map<ChildType, List<GenericKubernetesResource>> observed, LabelSelector selector, SyncResponse response,
+  private Mono<Optional<Duration>> apply(KubeObject parent, ObjectNode parentJson,
+      Map<ChildType, List<KubeObject>> observed, LabelSelector selector, SyncResponse response,
       boolean finalizing) {
     List<DesiredChild> desired = desiredChildren(parent, response.children(), selector);
-    boolean deleting = parent.getMetadata().getDeletionTimestamp() != null;
+    boolean deleting = parent.deleting();
     boolean finalized = finalizing && response.finalized();
     boolean manageChildren = !finalized
         && (!deleting || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(parent)));
@@ -176,7 +173,7 @@ final class CompositeSync {
         .then(Mono.just(Optional.ofNullable(response.resyncAfter())));
   }
 
-  private ObjectNode request(ObjectNode parentJson, Map<ChildType, List<GenericKubernetesResource>> observed,
+  private ObjectNode request(ObjectNode parentJson, Map<ChildType, List<KubeObject>> observed,
       ObjectNode relatedObjects, boolean finalizing) {
     HookSpec.HookVersion version = versionOf(finalizing);
     ObjectNode request = NODES.objectNode();
@@ -185,9 +182,10 @@ final class CompositeSync {
     ObjectNode childMap = request.putObject("children");
     observed.forEach((type, objects) -> {
       ObjectNode group = childMap.putObject(ObjectMapKeys.groupKey(type.resource().kind(), type.resource().apiVersion()));
-      for (GenericKubernetesResource child : objects) {
-        group.set(ObjectMapKeys.objectKey(version, parentResource.namespaced(), child.getMetadata().getNamespace(),
-            child.getMetadata().getName()), json.convertValue(child, ObjectNode.class));
+      for (KubeObject child : objects) {
+        // The observed children go out as they came: the request is only written, so nothing parses them.
+        group.putRawValue(ObjectMapKeys.objectKey(version, parentResource.namespaced(), child.namespace(),
+            child.name()), child.raw());
       }
     });
     request.set("related", relatedObjects);
@@ -200,14 +198,14 @@ final class CompositeSync {
    * {@code generateSelector} and requiring labels that match the parent's selector (else they would be orphaned at
    * once).
    */
-  private List<DesiredChild> desiredChildren(GenericKubernetesResource parent, List<ObjectNode> objects,
+  private List<DesiredChild> desiredChildren(KubeObject parent, List<ObjectNode> objects,
       LabelSelector selector) {
     return desiredObjects.check(objects, childTypes, parent, parentResource, (metadata, description) -> {
       if (spec.generateSelector()) {
         ObjectNode labels = metadata.has("labels") && metadata.get("labels").isObject()
             ? (ObjectNode) metadata.get("labels") : metadata.putObject("labels");
         if (!labels.has(ChildSelector.CONTROLLER_UID_LABEL)) {
-          labels.put(ChildSelector.CONTROLLER_UID_LABEL, parent.getMetadata().getUid());
+          labels.put(ChildSelector.CONTROLLER_UID_LABEL, parent.uid());
         }
       }
       if (!selector.matches(labelsOf(metadata))) {
@@ -231,23 +229,26 @@ final class CompositeSync {
    * Replaces the parent's status when it differs from the cached one; completes with the parent as written (or as
    * given when nothing was written), or empty when the parent is gone.
    */
-  private Mono<GenericKubernetesResource> updateStatus(GenericKubernetesResource parent, ObjectNode parentJson,
-      ObjectNode hookStatus) {
+  private Mono<KubeObject> updateStatus(KubeObject parent, ObjectNode parentJson, ObjectNode hookStatus) {
     ObjectNode status = hookStatus == null ? NODES.objectNode() : hookStatus.deepCopy();
-    Long generation = parent.getMetadata().getGeneration();
-    status.put("observedGeneration", generation == null ? 0L : generation);
+    status.put("observedGeneration", parent.generation());
     if (JsonEquality.equal(status, parentJson.get("status"))) {
       return Mono.just(parent);
     }
-    ObjectNode updated = parentJson.deepCopy();
-    updated.set("status", status);
-    GenericKubernetesResource object = json.convertValue(updated, GenericKubernetesResource.class);
-    Mono<GenericKubernetesResource> write = parentResource.hasStatusSubresource()
-        ? api.updateStatus(parentResource, object)
-        : api.update(parentResource, object);
+    // Replaces the whole status, as upstream's read-and-update does, in one request: the test of the UID keeps it
+    // to this very parent (a re-created namesake answers 422), and without a resourceVersion precondition a spec
+    // edit that lands meanwhile does not turn the write into a conflict and a second sync (that edit brings its
+    // own sync, which writes the status of the newer generation).
+    ArrayNode patch = NODES.arrayNode();
+    patch.addObject().put("op", "test").put("path", "/metadata/uid").put("value", parent.uid());
+    patch.addObject().put("op", "add").put("path", "/status").set("value", status);
+    String body = KubeJson.text(patch);
+    Mono<KubeObject> write = parentResource.hasStatusSubresource()
+        ? api.patchStatus(parentResource, parent.namespace(), parent.name(), ApiWriter.PatchType.JSON, body)
+        : api.patch(parentResource, parent.namespace(), parent.name(), ApiWriter.PatchType.JSON, body);
     return write
-        .onErrorResume(e -> e instanceof KubernetesClientException k && k.getCode() == 404, e -> Mono.empty())
-        .onErrorMap(e -> !(e instanceof KubernetesClientException k && k.getCode() == 409),
+        .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.empty())
+        .onErrorMap(e -> ApiException.codeOf(e) != 409,
             e -> new IllegalStateException("can't update status: " + e.getMessage(), e));
   }
 

@@ -12,8 +12,7 @@ import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.HasMetadata;
+import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,7 +47,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
   private volatile DecoratorRouter router;
   private volatile DecoratorSync sync;
 
-  private DecoratorController(GenericKubernetesResource object, ObjectNode json, DecoratorControllerSpec spec,
+  private DecoratorController(KubeObject object, ObjectNode json, DecoratorControllerSpec spec,
       ControllerContext context) {
     super(KIND, spec.name(), object, json, context, spec.finalizerName(),
         new Hooks(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
@@ -60,8 +59,8 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
    *
    * @throws InvalidControllerException naming the field that is wrong
    */
-  static DecoratorController create(GenericKubernetesResource object, ControllerContext context) {
-    ObjectNode json = context.json().convertValue(object, ObjectNode.class);
+  static DecoratorController create(KubeObject object, ControllerContext context) {
+    ObjectNode json = object.toTree();
     return new DecoratorController(object, json, DecoratorControllerSpec.parse(json), context);
   }
 
@@ -91,7 +90,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
         related::forget);
     sync = new DecoratorSync(spec, controllerJson(), targetTypes, attachmentTypes,
         new DecoratorSync.Hooks(hook("sync"), hook("finalize")), related,
-        new ChildrenManager(context().api(), context().json()), finalizers(), context().api(), context().json(),
+        new ChildrenManager(context().api()), finalizers(), context().api(),
         decoratorRouter);
     targets = List.copyOf(targetTypes);
     router = decoratorRouter;
@@ -109,7 +108,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
   }
 
   @Override
-  protected Optional<? extends HasMetadata> objectOf(TargetKey key) {
+  protected Optional<KubeObject> objectOf(TargetKey key) {
     return targets.stream().filter(type -> type.resource().equals(key.resource())).findFirst()
         .flatMap(type -> type.informer().get(key.namespace(), key.name()));
   }
@@ -122,9 +121,9 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
   @Override
   protected void resyncAll() {
     for (TargetType type : targets) {
-      for (GenericKubernetesResource target : type.informer().list()) {
+      for (KubeObject target : type.informer().list()) {
         if (router.responsibleFor(type, target)) {
-          enqueue(DecoratorRouter.keyOf(type.resource(), target.getMetadata()));
+          enqueue(DecoratorRouter.keyOf(type.resource(), target));
         }
       }
     }

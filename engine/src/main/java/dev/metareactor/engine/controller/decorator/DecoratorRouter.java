@@ -4,9 +4,8 @@ import dev.metareactor.engine.api.DecoratorControllerSpec;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
-import io.fabric8.kubernetes.api.model.OwnerReference;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.OwnerRef;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -42,8 +41,8 @@ final class DecoratorRouter {
   }
 
   void onTargetEvent(TargetType type, ObjectEvent event) {
-    GenericKubernetesResource target = event.object();
-    TargetKey key = keyOf(type.resource(), target.getMetadata());
+    KubeObject target = event.object();
+    TargetKey key = keyOf(type.resource(), target);
     if (event.type() == ObjectEvent.Type.DELETED) {
       gone.accept(key);
     }
@@ -63,43 +62,39 @@ final class DecoratorRouter {
     event.controllers().forEach(owned -> routeToOwner(owned.getKey(), owned.getValue()));
   }
 
-  private void routeToOwner(GenericKubernetesResource attachment, OwnerReference controller) {
+  private void routeToOwner(KubeObject attachment, OwnerRef controller) {
     if (controller == null) {
       return;
     }
-    String group = ApiResource.groupOf(controller.getApiVersion());
+    String group = ApiResource.groupOf(controller.apiVersion());
     for (TargetType type : targets) {
       ApiResource resource = type.resource();
-      if (!resource.kind().equals(controller.getKind()) || !resource.group().equals(group)) {
+      if (!resource.kind().equals(controller.kind()) || !resource.group().equals(group)) {
         continue;
       }
-      String namespace = resource.namespaced()
-          ? Objects.requireNonNullElse(attachment.getMetadata().getNamespace(), "") : "";
-      type.informer().get(namespace, controller.getName())
-          .filter(target -> Objects.equals(target.getMetadata().getUid(), controller.getUid()))
+      String namespace = resource.namespaced() ? attachment.namespace() : "";
+      type.informer().get(namespace, controller.name())
+          .filter(target -> Objects.equals(target.uid(), controller.uid()))
           .filter(target -> responsibleFor(type, target))
-          .ifPresent(target -> enqueue.accept(keyOf(resource, target.getMetadata())));
+          .ifPresent(target -> enqueue.accept(keyOf(resource, target)));
     }
   }
 
   /** Whether the target matches its rule's selectors (decorated now). */
-  static boolean selected(TargetType type, GenericKubernetesResource target) {
-    return type.rule().labels().matches(target.getMetadata().getLabels())
-        && type.rule().annotations().matches(target.getMetadata().getAnnotations());
+  static boolean selected(TargetType type, KubeObject target) {
+    return type.rule().labels().matches(target.labels()) && type.rule().annotations().matches(target.annotations());
   }
 
   /** Whether this controller syncs {@code target}: selected, or still holding our finalizer. */
-  boolean responsibleFor(TargetType type, GenericKubernetesResource target) {
+  boolean responsibleFor(TargetType type, KubeObject target) {
     if (selected(type, target)) {
       return true;
     }
-    List<String> finalizers = target.getMetadata().getFinalizers();
-    return finalizers != null && finalizers.contains(finalizerName);
+    return target.finalizers().contains(finalizerName);
   }
 
-  static TargetKey keyOf(ApiResource resource, ObjectMeta meta) {
-    return new TargetKey(resource, resource.namespaced() ? Objects.requireNonNullElse(meta.getNamespace(), "") : "",
-        meta.getName());
+  static TargetKey keyOf(ApiResource resource, KubeObject target) {
+    return new TargetKey(resource, resource.namespaced() ? target.namespace() : "", target.name());
   }
 
 }

@@ -15,12 +15,10 @@ import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.ObjectMapKeys;
 import dev.metareactor.engine.hook.SyncResponse;
+import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -33,6 +31,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -78,13 +77,12 @@ final class DecoratorSync {
   private final ChildrenManager attachments;
   private final Finalizers finalizers;
   private final ApiWriter api;
-  private final KubernetesSerialization json;
   private final DecoratorRouter router;
   private final DesiredObjects desiredObjects;
 
   DecoratorSync(DecoratorControllerSpec spec, JsonNode controllerObject, List<TargetType> targets,
       List<ChildType> attachmentTypes, Hooks hooks, RelatedObjects<TargetKey> related, ChildrenManager attachments,
-      Finalizers finalizers, ApiWriter api, KubernetesSerialization json, DecoratorRouter router) {
+      Finalizers finalizers, ApiWriter api, DecoratorRouter router) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.targets = new LinkedHashMap<>();
@@ -95,21 +93,20 @@ final class DecoratorSync {
     this.attachments = Objects.requireNonNull(attachments, "attachments");
     this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
     this.api = Objects.requireNonNull(api, "api");
-    this.json = Objects.requireNonNull(json, "json");
     this.router = Objects.requireNonNull(router, "router");
     this.desiredObjects = new DesiredObjects("attachments", "target",
         "spec.attachments of DecoratorController " + spec.name());
   }
 
   /** The target as cached now, if it exists and this controller is responsible for it. */
-  Optional<GenericKubernetesResource> target(TargetKey key) {
+  Optional<KubeObject> target(TargetKey key) {
     TargetType type = targets.get(key.resource());
     return type == null ? Optional.empty()
         : type.informer().get(key.namespace(), key.name()).filter(target -> router.responsibleFor(type, target));
   }
 
   Mono<Optional<Duration>> sync(TargetKey key) {
-    Optional<GenericKubernetesResource> found = target(key);
+    Optional<KubeObject> found = target(key);
     if (found.isEmpty()) {
       return Mono.just(Optional.empty());
     }
@@ -120,26 +117,26 @@ final class DecoratorSync {
         .defaultIfEmpty(Optional.empty());
   }
 
-  private Mono<GenericKubernetesResource> syncFinalizer(TargetType type, GenericKubernetesResource target) {
+  private Mono<KubeObject> syncFinalizer(TargetType type, KubeObject target) {
     if (hooks.finalizeHook() == null) {
       return finalizers.remove(type.resource(), target);
     }
-    if (target.getMetadata().getDeletionTimestamp() == null && DecoratorRouter.selected(type, target)) {
+    if (!target.deleting() && DecoratorRouter.selected(type, target)) {
       return finalizers.add(type.resource(), target);
     }
     return Mono.just(target);
   }
 
-  private Mono<Optional<Duration>> syncTarget(TargetKey key, TargetType type, GenericKubernetesResource target) {
+  private Mono<Optional<Duration>> syncTarget(TargetKey key, TargetType type, KubeObject target) {
     boolean finalizing = hooks.finalizeHook() != null
-        && (target.getMetadata().getDeletionTimestamp() != null || !DecoratorRouter.selected(type, target));
+        && (target.deleting() || !DecoratorRouter.selected(type, target));
     HookCaller hook = finalizing ? hooks.finalizeHook() : hooks.syncHook();
     if (hook == null) {
       return Mono.error(new IllegalStateException("sync hook not defined for DecoratorController " + spec.name()));
     }
-    ObjectNode targetJson = json.convertValue(target, ObjectNode.class);
-    Map<ChildType, List<GenericKubernetesResource>> observed = observedAttachments(type, target);
-    HookCaller.RootObject root = new HookCaller.RootObject(target.getKind(), key.namespace(), key.name());
+    ObjectNode targetJson = target.toTree();
+    Map<ChildType, List<KubeObject>> observed = observedAttachments(type, target);
+    HookCaller.RootObject root = new HookCaller.RootObject(target.kind(), key.namespace(), key.name());
     HookSpec.HookVersion version = versionOf(finalizing);
     return related.of(key, target, targetJson, type.resource(), version)
         .flatMap(relatedObjects -> hook.call(request(type, targetJson, observed, relatedObjects, finalizing, version),
@@ -156,17 +153,13 @@ final class DecoratorSync {
   }
 
   /** What the target controls and this decorator made: owner index, then the annotation; no scan, no adoption. */
-  private Map<ChildType, List<GenericKubernetesResource>> observedAttachments(TargetType type,
-      GenericKubernetesResource target) {
-    Map<ChildType, List<GenericKubernetesResource>> observed = new LinkedHashMap<>();
-    String namespace = target.getMetadata().getNamespace();
+  private Map<ChildType, List<KubeObject>> observedAttachments(TargetType type, KubeObject target) {
+    Map<ChildType, List<KubeObject>> observed = new LinkedHashMap<>();
     for (ChildType attachmentType : attachmentTypes) {
-      List<GenericKubernetesResource> mine = new ArrayList<>();
-      for (GenericKubernetesResource attachment : attachmentType.informer().controlledBy(target.getMetadata().getUid())) {
-        Map<String, String> notes = attachment.getMetadata().getAnnotations();
-        boolean ours = notes != null && spec.name().equals(notes.get(DECORATOR_ANNOTATION));
-        boolean inScope = !type.resource().namespaced()
-            || Objects.equals(namespace, attachment.getMetadata().getNamespace());
+      List<KubeObject> mine = new ArrayList<>();
+      for (KubeObject attachment : attachmentType.informer().controlledBy(target.uid())) {
+        boolean ours = spec.name().equals(attachment.annotations().get(DECORATOR_ANNOTATION));
+        boolean inScope = !type.resource().namespaced() || target.namespace().equals(attachment.namespace());
         if (ours && inScope) {
           mine.add(attachment);
         }
@@ -177,7 +170,7 @@ final class DecoratorSync {
   }
 
   private ObjectNode request(TargetType type, ObjectNode targetJson,
-      Map<ChildType, List<GenericKubernetesResource>> observed, ObjectNode relatedObjects, boolean finalizing,
+      Map<ChildType, List<KubeObject>> observed, ObjectNode relatedObjects, boolean finalizing,
       HookSpec.HookVersion version) {
     ObjectNode request = NODES.objectNode();
     request.set("controller", controllerObject);
@@ -186,10 +179,9 @@ final class DecoratorSync {
     observed.forEach((attachmentType, objects) -> {
       ObjectNode group = map.putObject(ObjectMapKeys.groupKey(attachmentType.resource().kind(),
           attachmentType.resource().apiVersion()));
-      for (GenericKubernetesResource attachment : objects) {
-        group.set(ObjectMapKeys.objectKey(version, type.resource().namespaced(),
-            attachment.getMetadata().getNamespace(), attachment.getMetadata().getName()),
-            json.convertValue(attachment, ObjectNode.class));
+      for (KubeObject attachment : objects) {
+        group.putRawValue(ObjectMapKeys.objectKey(version, type.resource().namespaced(), attachment.namespace(),
+            attachment.name()), attachment.raw());
       }
     });
     request.set("related", relatedObjects);
@@ -217,7 +209,7 @@ final class DecoratorSync {
   }
 
   /** Checks and completes the hook's attachments ({@link DesiredObjects}), marking each as this decorator's. */
-  private List<DesiredChild> desiredAttachments(TargetType type, GenericKubernetesResource target,
+  private List<DesiredChild> desiredAttachments(TargetType type, KubeObject target,
       List<ObjectNode> objects) {
     return desiredObjects.check(objects, attachmentTypes, target, type.resource(), (metadata, description) -> {
       ObjectNode notes = metadata.has("annotations") && metadata.get("annotations").isObject()
@@ -226,10 +218,10 @@ final class DecoratorSync {
     });
   }
 
-  private Mono<Optional<Duration>> apply(TargetType type, GenericKubernetesResource target, ObjectNode targetJson,
-      Map<ChildType, List<GenericKubernetesResource>> observed, List<DesiredChild> desired, Map<String, String> labels,
+  private Mono<Optional<Duration>> apply(TargetType type, KubeObject target, ObjectNode targetJson,
+      Map<ChildType, List<KubeObject>> observed, List<DesiredChild> desired, Map<String, String> labels,
       Map<String, String> annotations, SyncResponse response, boolean finalizing) {
-    boolean deleting = target.getMetadata().getDeletionTimestamp() != null;
+    boolean deleting = target.deleting();
     boolean finalized = finalizing && response.finalized();
     boolean manage = !finalized
         && (!deleting || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(target)));
@@ -244,23 +236,22 @@ final class DecoratorSync {
   }
 
   /** The finalizer removal tests our name at its index, so the newest cached copy is good enough. */
-  private static GenericKubernetesResource latest(TargetType type, GenericKubernetesResource target) {
-    return type.informer().get(Objects.requireNonNullElse(target.getMetadata().getNamespace(), ""),
-        target.getMetadata().getName()).orElse(target);
+  private static KubeObject latest(TargetType type, KubeObject target) {
+    return type.informer().get(target.namespace(), target.name()).orElse(target);
   }
 
   /** Labels and annotations the hook set or removed, as one merge patch of only the keys that change. */
-  private Mono<Void> updateMetadata(TargetType type, GenericKubernetesResource target, Map<String, String> labels,
+  private Mono<Void> updateMetadata(TargetType type, KubeObject target, Map<String, String> labels,
       Map<String, String> annotations) {
     Map<String, Object> metadata = new LinkedHashMap<>();
-    changes(target.getMetadata().getLabels(), labels).ifPresent(change -> metadata.put("labels", change));
-    changes(target.getMetadata().getAnnotations(), annotations).ifPresent(change -> metadata.put("annotations", change));
+    changes(target.labels(), labels).ifPresent(change -> metadata.put("labels", change));
+    changes(target.annotations(), annotations).ifPresent(change -> metadata.put("annotations", change));
     if (metadata.isEmpty()) {
       return Mono.empty();
     }
     // No resourceVersion: the patch only touches these keys, so a concurrent change elsewhere cannot conflict.
-    return api.mergePatch(type.resource(), target.getMetadata().getNamespace(), target.getMetadata().getName(),
-            json.asJson(Map.of("metadata", metadata)))
+    return api.mergePatch(type.resource(), target.namespace(), target.name(),
+            KubeJson.mapper().writeValueAsString(Map.of("metadata", metadata)))
         .onErrorResume(e -> status(e) == 404, e -> Mono.empty())
         .onErrorMap(e -> new IllegalStateException("can't update labels and annotations: " + e.getMessage(), e))
         .then();
@@ -278,17 +269,17 @@ final class DecoratorSync {
   }
 
   /** The hook's status replaces the target's, when it gave one and it differs (no observedGeneration here). */
-  private Mono<Void> updateStatus(TargetType type, GenericKubernetesResource target, ObjectNode targetJson,
+  private Mono<Void> updateStatus(TargetType type, KubeObject target, ObjectNode targetJson,
       ObjectNode status) {
     if (status == null || JsonEquality.equal(status, targetJson.get("status"))) {
       return Mono.empty();
     }
-    String patch = json.asJson(List.of(Map.of("op", "add", "path", "/status", "value", status)));
-    Mono<GenericKubernetesResource> write = type.resource().hasStatusSubresource()
-        ? api.patchStatus(type.resource(), target.getMetadata().getNamespace(), target.getMetadata().getName(),
-            PatchContext.of(PatchType.JSON), patch)
-        : api.patch(type.resource(), target.getMetadata().getNamespace(), target.getMetadata().getName(),
-            PatchContext.of(PatchType.JSON), patch);
+    ArrayNode operations = KubeJson.nodes().arrayNode();
+    operations.addObject().put("op", "add").put("path", "/status").set("value", status);
+    String patch = KubeJson.text(operations);
+    Mono<KubeObject> write = type.resource().hasStatusSubresource()
+        ? api.patchStatus(type.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch)
+        : api.patch(type.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch);
     return write
         .onErrorResume(e -> status(e) == 404, e -> Mono.empty())
         .onErrorMap(e -> new IllegalStateException("can't update status: " + e.getMessage(), e))
@@ -296,7 +287,7 @@ final class DecoratorSync {
   }
 
   private static int status(Throwable e) {
-    return e instanceof KubernetesClientException k ? k.getCode() : -1;
+    return ApiException.codeOf(e);
   }
 
   private HookSpec.HookVersion versionOf(boolean finalizing) {

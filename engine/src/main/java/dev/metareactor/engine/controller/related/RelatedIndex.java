@@ -1,8 +1,8 @@
 package dev.metareactor.engine.controller.related;
 
 import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.selector.SelectorIndex;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -96,20 +96,20 @@ final class RelatedIndex<K> {
   }
 
   /** The parents whose rules select {@code object}, an object of {@code resource}. */
-  Set<K> parentsOf(ApiResource resource, GenericKubernetesResource object,
+  Set<K> parentsOf(ApiResource resource, KubeObject object,
       Function<String, Map<String, String>> namespaceLabels) {
     Tables<K> table = tables.get(resource);
     if (table == null) {
       return Set.of();
     }
-    String namespace = Objects.requireNonNullElse(object.getMetadata().getNamespace(), "");
-    String name = object.getMetadata().getName();
+    String namespace = object.namespace();
+    String name = object.name();
     Set<RuleRef<K>> candidates = new HashSet<>();
     candidates.addAll(table.byName.getOrDefault(namespace + "/" + name, Set.of()));
     if (!namespace.isEmpty()) {
       candidates.addAll(table.byName.getOrDefault("/" + name, Set.of()));
     }
-    candidates.addAll(table.byLabels.matching(namespace, object.getMetadata().getLabels()));
+    candidates.addAll(table.byLabels.matching(namespace, object.labels()));
     candidates.addAll(table.byNamespaceLabels.keySet());
     Set<K> parents = new HashSet<>();
     for (RuleRef<K> ref : candidates) {

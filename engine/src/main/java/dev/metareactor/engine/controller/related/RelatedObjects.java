@@ -2,8 +2,8 @@ package dev.metareactor.engine.controller.related;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.HookSpec.HookVersion;
+import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.controller.HookCaller;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.discovery.ResourceMap;
@@ -13,7 +13,7 @@ import dev.metareactor.engine.hook.SyncResponse.UnknownFields;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -97,12 +97,12 @@ public final class RelatedObjects<K> implements AutoCloseable {
    * @return the map; fails with {@link HookResponseException} for a customize answer that cannot be used, with
    *     {@link NotSyncedException} while a related informer fills its cache, or with the hook's failure
    */
-  public Mono<ObjectNode> of(K key, GenericKubernetesResource parent, ObjectNode parentJson,
+  public Mono<ObjectNode> of(K key, KubeObject parent, ObjectNode parentJson,
       ApiResource parentResource, HookVersion requestVersion) {
     if (hook == null) {
       return Mono.just(NODES.objectNode());
     }
-    String answerKey = parent.getMetadata().getUid() + "/" + parent.getMetadata().getGeneration();
+    String answerKey = parent.uid() + "/" + parent.generation();
     List<RelatedRule> cached = answers.getIfPresent(answerKey);
     Mono<List<RelatedRule>> rules = cached != null ? Mono.just(cached) : customize(parent, parentJson)
         .doOnNext(answer -> answers.put(answerKey, answer));
@@ -114,12 +114,11 @@ public final class RelatedObjects<K> implements AutoCloseable {
     index.remove(key);
   }
 
-  private Mono<List<RelatedRule>> customize(GenericKubernetesResource parent, ObjectNode parentJson) {
+  private Mono<List<RelatedRule>> customize(KubeObject parent, ObjectNode parentJson) {
     ObjectNode request = NODES.objectNode();
     request.set("controller", controllerObject);
     request.set("parent", parentJson);
-    HookCaller.RootObject root = new HookCaller.RootObject(parent.getKind(),
-        Objects.requireNonNullElse(parent.getMetadata().getNamespace(), ""), parent.getMetadata().getName());
+    HookCaller.RootObject root = new HookCaller.RootObject(parent.kind(), parent.namespace(), parent.name());
     return hook.call(request, root).map(this::parse);
   }
 
@@ -150,10 +149,9 @@ public final class RelatedObjects<K> implements AutoCloseable {
     return List.copyOf(rules);
   }
 
-  private ObjectNode select(K key, GenericKubernetesResource parent, boolean parentNamespaced,
+  private ObjectNode select(K key, KubeObject parent, boolean parentNamespaced,
       List<RelatedRule> rules, HookVersion requestVersion) {
-    String parentNamespace = parentNamespaced
-        ? Objects.requireNonNullElse(parent.getMetadata().getNamespace(), "") : "";
+    String parentNamespace = parentNamespaced ? parent.namespace() : "";
     ResourceMap served = context.discovery().current();
     List<ResolvedRule> resolved = new ArrayList<>(rules.size());
     for (int i = 0; i < rules.size(); i++) {
@@ -183,11 +181,10 @@ public final class RelatedObjects<K> implements AutoCloseable {
       ResolvedRule rule = resolved.get(i);
       String group = ObjectMapKeys.groupKey(rule.resource().kind(), rule.resource().apiVersion());
       ObjectNode objects = related.has(group) ? (ObjectNode) related.get(group) : related.putObject(group);
-      for (GenericKubernetesResource object : candidates(rule, leases.get(i))) {
+      for (KubeObject object : candidates(rule, leases.get(i))) {
         if (rule.selects(object, this::namespaceLabels)) {
           objects.set(ObjectMapKeys.objectKey(requestVersion, parentNamespaced,
-              object.getMetadata().getNamespace(), object.getMetadata().getName()),
-              context.json().convertValue(object, ObjectNode.class));
+              object.namespace(), object.name()), object.toTree());
         }
       }
     }
@@ -195,10 +192,10 @@ public final class RelatedObjects<K> implements AutoCloseable {
   }
 
   /** What to test against a rule: the named objects, or those its label selector and namespace may select. */
-  private static List<GenericKubernetesResource> candidates(ResolvedRule rule, InformerLease lease) {
+  private static List<KubeObject> candidates(ResolvedRule rule, InformerLease lease) {
     List<String> names = rule.rule().names();
     if (!names.isEmpty() && (!rule.scope().isEmpty() || !rule.resource().namespaced())) {
-      List<GenericKubernetesResource> named = new ArrayList<>(names.size());
+      List<KubeObject> named = new ArrayList<>(names.size());
       names.forEach(name -> lease.get(rule.scope(), name).ifPresent(named::add));
       return named;
     }
@@ -213,7 +210,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
     if (lease == null || namespace.isEmpty()) {
       return Map.of();
     }
-    return lease.get("", namespace).map(ns -> ns.getMetadata().getLabels()).orElse(Map.of());
+    return lease.get("", namespace).map(KubeObject::labels).orElse(Map.of());
   }
 
   private InformerLease informer(ApiResource resource) {
@@ -260,7 +257,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
 
   private void routeNamespace(ObjectEvent event) {
     if (event.type() == ObjectEvent.Type.UPDATED && !event.isResync()
-        && !Objects.equals(event.previous().getMetadata().getLabels(), event.object().getMetadata().getLabels())) {
+        && !event.previous().labels().equals(event.object().labels())) {
       index.parentsSelectingNamespaces().forEach(enqueue);
     }
   }

@@ -3,7 +3,7 @@ package dev.metareactor.engine.controller.related;
 import dev.metareactor.engine.api.HookSpec.HookVersion;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import dev.metareactor.engine.kube.KubeObject;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
@@ -84,15 +84,15 @@ public record ResolvedRule(ApiResource resource, RelatedRule rule, String scope)
    *
    * @param namespaceLabels the labels of a namespace, for {@code namespaceSelector} rules
    */
-  public boolean selects(GenericKubernetesResource object, Function<String, Map<String, String>> namespaceLabels) {
-    String namespace = Objects.requireNonNullElse(object.getMetadata().getNamespace(), "");
+  public boolean selects(KubeObject object, Function<String, Map<String, String>> namespaceLabels) {
+    String namespace = object.namespace();
     if (!scope.isEmpty() && !scope.equals(namespace)) {
       return false;
     }
-    if (!rule.names().isEmpty() && !rule.names().contains(object.getMetadata().getName())) {
+    if (!rule.names().isEmpty() && !rule.names().contains(object.name())) {
       return false;
     }
-    if (!rule.labels().matches(object.getMetadata().getLabels())) {
+    if (!rule.labels().matches(object.labels())) {
       return false;
     }
     return rule.selection() != RelatedRule.Selection.NAMESPACE_SELECTOR

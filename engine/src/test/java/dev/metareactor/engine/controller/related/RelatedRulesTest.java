@@ -7,8 +7,8 @@ import dev.metareactor.engine.api.HookSpec.HookVersion;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,13 +28,20 @@ class RelatedRulesTest {
     return RelatedRule.parse(JSON.readTree(json), 0);
   }
 
-  private static GenericKubernetesResource object(String namespace, String name, Map<String, String> labels) {
-    GenericKubernetesResource object = new GenericKubernetesResource();
-    object.setMetadata(new ObjectMetaBuilder().withNamespace(namespace).withName(name).withLabels(labels).build());
-    return object;
+  private static KubeObject object(String namespace, String name, Map<String, String> labels) {
+    var object = KubeJson.nodes().objectNode().put("apiVersion", "v1").put("kind", "ConfigMap");
+    var metadata = object.putObject("metadata").put("name", name);
+    if (namespace != null) {
+      metadata.put("namespace", namespace);
+    }
+    if (labels != null) {
+      var labelNode = metadata.putObject("labels");
+      labels.forEach(labelNode::put);
+    }
+    return KubeObject.of(object);
   }
 
-  private static boolean selects(ResolvedRule rule, GenericKubernetesResource object) {
+  private static boolean selects(ResolvedRule rule, KubeObject object) {
     return rule.selects(object, ns -> NAMESPACE_LABELS.getOrDefault(ns, Map.of()));
   }
 
@@ -150,7 +157,7 @@ class RelatedRulesTest {
     assertThat(index.size()).isEqualTo(3);
   }
 
-  private static Set<ParentKey> parents(RelatedIndex<ParentKey> index, GenericKubernetesResource object) {
+  private static Set<ParentKey> parents(RelatedIndex<ParentKey> index, KubeObject object) {
     return index.parentsOf(CONFIG_MAPS, object, ns -> NAMESPACE_LABELS.getOrDefault(ns, Map.of()));
   }
 }

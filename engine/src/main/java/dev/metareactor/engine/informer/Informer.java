@@ -1,0 +1,436 @@
+package dev.metareactor.engine.informer;
+
+import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.KubeApi;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One resource's objects (or one object of it), listed and then watched from the API server and kept in memory,
+ * client-go's reflector and indexer in one:
+ *
+ * <ul>
+ *   <li><b>List, then watch</b> from the list's resourceVersion with bookmarks; a watch the server ends is resumed
+ *       from the last resourceVersion seen; a resourceVersion the server no longer has (410 Gone) relists, and the
+ *       difference between the cache and the new list is delivered as events; a failure is retried after a
+ *       jittered exponential backoff (1 s up to 30 s).</li>
+ *   <li><b>Serial</b>: every change of the cache and every event delivery runs on one worker of a shared scheduler,
+ *       in the order the server sent them. A handler added later first receives an {@code ADDED} event for each
+ *       cached object, then the live events, with nothing lost or doubled in between.</li>
+ *   <li><b>Reads</b> ({@link #get}, {@link #list}, {@link #byIndex}) never block and may come from any thread; an
+ *       index bucket holds the objects themselves, so a reader sees each object in a state that really was in that
+ *       bucket.</li>
+ *   <li><b>Resync</b>: every {@code resync} the cache is replayed to the handlers as updates whose old and new
+ *       object are the same (the {@code --cache-flush-interval}, as upstream: a replay, not a relist).</li>
+ * </ul>
+ *
+ * <p>Objects are {@link KubeObject}s: bytes plus parsed metadata, without {@code managedFields}.
+ */
+final class Informer {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Informer.class);
+  private static final int PAGE = 500;
+  private static final Duration MIN_BACKOFF = Duration.ofSeconds(1);
+  private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+  /** A watch lasts 5 to 10 minutes before the server ends it, as client-go asks (spreads the reconnects). */
+  private static final int MIN_WATCH_SECONDS = 300;
+  /** No line for this long (bookmarks included) means the connection died without closing: watch again. */
+  private static final Duration WATCH_IDLE = Duration.ofMinutes(11);
+
+  /** Receives events, on the informer's worker; must not block. */
+  @FunctionalInterface
+  interface Handler {
+    void onEvent(ObjectEvent event);
+  }
+
+  /** How one index files an object: the bucket keys it belongs under (none to leave it out). */
+  @FunctionalInterface
+  interface IndexFunction {
+    List<String> keys(KubeObject object);
+  }
+
+  private final KubeApi api;
+  private final ApiResource resource;
+  private final String description;
+  private final String collectionPath;
+  private final String selector;
+  private final Duration resync;
+  private final Map<String, IndexFunction> indexFunctions;
+  private final Scheduler serial;
+
+  private final Map<String, KubeObject> store = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Map<String, KubeObject>>> indexes = new ConcurrentHashMap<>();
+  private final List<Handler> handlers = new CopyOnWriteArrayList<>();
+
+  // Touched only on the serial worker.
+  private String resourceVersion;
+  private boolean needList = true;
+  /**
+   * Whether a list may be served from the API server's watch cache ({@code resourceVersion=0}, as client-go's
+   * reflector lists first: no etcd read); after a 410 the next list is a consistent read.
+   */
+  private boolean listFromCache = true;
+  private int failures;
+
+  private volatile boolean synced;
+  private volatile boolean stopped;
+  private Disposable running;
+  private Disposable resyncing;
+
+  /**
+   * @param namespace only this namespace's objects ({@code ""} for every namespace, or a cluster-scoped resource)
+   * @param name only the object of this name, or {@code null} for all
+   * @param indexes the indexes to keep, by name
+   * @param scheduler where the informer's worker comes from
+   */
+  Informer(KubeApi api, ApiResource resource, String namespace, String name, Duration resync,
+      Map<String, IndexFunction> indexes, Scheduler scheduler) {
+    this.api = Objects.requireNonNull(api, "api");
+    this.resource = Objects.requireNonNull(resource, "resource");
+    this.collectionPath = ApiWriter.path(resource, resource.namespaced() ? namespace : "", null);
+    this.selector = name == null ? "" : "&fieldSelector=" + URLEncoder.encode("metadata.name=" + name,
+        StandardCharsets.UTF_8);
+    this.description = name == null ? resource.toString() : resource + " " + (namespace.isEmpty() ? "" : namespace
+        + "/") + name;
+    this.resync = Objects.requireNonNull(resync, "resync");
+    this.indexFunctions = Map.copyOf(indexes);
+    this.indexFunctions.keySet().forEach(index -> this.indexes.put(index, new ConcurrentHashMap<>()));
+    this.serial = Schedulers.single(scheduler);
+  }
+
+  /** Starts listing and watching in the background. */
+  synchronized void start() {
+    if (running != null || stopped) {
+      return;
+    }
+    running = Mono.defer(this::cycle)
+        .onErrorResume(this::afterFailure)
+        .repeat(() -> !stopped)
+        .subscribeOn(serial)
+        .subscribe();
+    if (!resync.isZero()) {
+      // The serial worker cannot keep time; the timer ticks elsewhere and the replay hops onto the worker.
+      resyncing = Flux.interval(resync, resync).onBackpressureDrop().publishOn(serial).subscribe(tick -> replay());
+    }
+  }
+
+  synchronized void stop() {
+    stopped = true;
+    if (running != null) {
+      running.dispose();
+    }
+    if (resyncing != null) {
+      resyncing.dispose();
+    }
+    serial.dispose();
+  }
+
+  /** Whether the first list has been received. */
+  boolean hasSynced() {
+    return synced;
+  }
+
+  KubeObject get(String namespace, String name) {
+    return store.get(key(resource.namespaced() ? namespace : "", name));
+  }
+
+  List<KubeObject> list() {
+    return new ArrayList<>(store.values());
+  }
+
+  /** The objects filed under {@code key} in {@code index}. */
+  List<KubeObject> byIndex(String index, String key) {
+    Map<String, Map<String, KubeObject>> buckets = indexes.get(index);
+    if (buckets == null) {
+      throw new IllegalArgumentException("no index " + index + " on the informer of " + description);
+    }
+    Map<String, KubeObject> bucket = buckets.get(key);
+    return bucket == null ? List.of() : new ArrayList<>(bucket.values());
+  }
+
+  /**
+   * Adds a handler: first an {@code ADDED} for each cached object, then every event; {@link Disposable#dispose()}
+   * removes it.
+   */
+  Disposable addHandler(Handler handler) {
+    serial.schedule(() -> {
+      for (KubeObject object : store.values()) {
+        deliver(handler, new ObjectEvent(ObjectEvent.Type.ADDED, null, object));
+      }
+      handlers.add(handler);
+    });
+    return () -> handlers.remove(handler);
+  }
+
+  // ---- list and watch (on the serial worker)
+
+  private Mono<Void> cycle() {
+    Mono<Void> list = needList ? listAll() : Mono.empty();
+    return list.thenMany(Flux.defer(() -> api.watch(watchPath())).timeout(WATCH_IDLE))
+        .publishOn(serial, 256)
+        .doOnNext(this::onLine)
+        .then();
+  }
+
+  private String watchPath() {
+    int seconds = MIN_WATCH_SECONDS + ThreadLocalRandom.current().nextInt(MIN_WATCH_SECONDS);
+    return collectionPath + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + resourceVersion
+        + "&timeoutSeconds=" + seconds + selector;
+  }
+
+  /** Lists every page, then replaces the cache with the result. */
+  private Mono<Void> listAll() {
+    Map<String, KubeObject> listed = new HashMap<>();
+    String[] version = new String[1];
+    return page("").expand(body -> {
+          String next = readPage(body, listed, version);
+          return next.isEmpty() ? Mono.empty() : page(next);
+        })
+        .publishOn(serial)
+        .then(Mono.fromRunnable(() -> replace(listed, version[0])));
+  }
+
+  /**
+   * Reads one page of a list straight into objects (no tree of the whole list); returns the continue token.
+   *
+   * @param version receives the list's resourceVersion
+   */
+  private String readPage(byte[] body, Map<String, KubeObject> listed, String[] version) {
+    String next = "";
+    try (JsonParser parser = KubeJson.mapper().createParser(body)) {
+      if (parser.nextToken() != JsonToken.START_OBJECT) {
+        throw new IllegalStateException("a list of " + description + " that is not a JSON object");
+      }
+      while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+        String field = parser.currentName();
+        JsonToken value = parser.nextToken();
+        if (field.equals("metadata") && value == JsonToken.START_OBJECT) {
+          JsonNode metadata = KubeJson.readValue(parser);
+          next = metadata.path("continue").asString("");
+          version[0] = metadata.path("resourceVersion").asString("");
+        } else if (field.equals("items") && value == JsonToken.START_ARRAY) {
+          while (parser.nextToken() == JsonToken.START_OBJECT) {
+            KubeObject object = KubeObject.read(parser, resource.apiVersion(), resource.kind());
+            listed.put(key(object), object);
+          }
+        } else {
+          parser.skipChildren();
+        }
+      }
+    }
+    return next;
+  }
+
+  private Mono<byte[]> page(String continueToken) {
+    String query = "?limit=" + PAGE + selector + (!continueToken.isEmpty()
+        ? "&continue=" + URLEncoder.encode(continueToken, StandardCharsets.UTF_8)
+        : listFromCache ? "&resourceVersion=0" : "");
+    return api.send("GET", collectionPath + query, null, null);
+  }
+
+  /** The cache becomes {@code listed}; what differs is delivered as events. */
+  private void replace(Map<String, KubeObject> listed, String listVersion) {
+    for (Map.Entry<String, KubeObject> entry : listed.entrySet()) {
+      upsert(entry.getKey(), entry.getValue());
+    }
+    for (String key : new ArrayList<>(store.keySet())) {
+      if (!listed.containsKey(key)) {
+        remove(key, store.get(key));
+      }
+    }
+    resourceVersion = listVersion;
+    needList = false;
+    listFromCache = true;
+    failures = 0;
+    if (!synced) {
+      LOG.debug("informer of {} synced: {} objects", description, store.size());
+    }
+    synced = true;
+  }
+
+  /** One watch event: {@code {"type": ..., "object": {...}}}, read without building a tree of the object. */
+  private void onLine(byte[] line) {
+    String type = "";
+    KubeObject object = null;
+    JsonNode other = null;
+    try (JsonParser parser = KubeJson.mapper().createParser(line)) {
+      parser.nextToken();
+      while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+        String field = parser.currentName();
+        JsonToken value = parser.nextToken();
+        if (field.equals("type") && value == JsonToken.VALUE_STRING) {
+          type = parser.getString();
+        } else if (field.equals("object") && value == JsonToken.START_OBJECT) {
+          // The API server writes the type first; bookmarks and errors carry no Kubernetes object.
+          if (type.equals("ADDED") || type.equals("MODIFIED") || type.equals("DELETED")) {
+            object = KubeObject.read(parser, resource.apiVersion(), resource.kind());
+          } else {
+            other = KubeJson.readValue(parser);
+          }
+        } else {
+          parser.skipChildren();
+        }
+      }
+    }
+    failures = 0;
+    switch (type) {
+      case "ADDED", "MODIFIED" -> {
+        KubeObject changed = object != null ? object : KubeObject.of(withType((ObjectNode) other));
+        upsert(key(changed), changed);
+        resourceVersion = changed.resourceVersion();
+      }
+      case "DELETED" -> {
+        KubeObject gone = object != null ? object : KubeObject.of(withType((ObjectNode) other));
+        String key = key(gone);
+        if (store.containsKey(key)) {
+          remove(key, gone);
+        }
+        resourceVersion = gone.resourceVersion();
+      }
+      case "BOOKMARK" -> resourceVersion = other == null ? resourceVersion
+          : other.path("metadata").path("resourceVersion").asString(resourceVersion);
+      case "ERROR" -> {
+        JsonNode status = other == null ? KubeJson.nodes().objectNode() : other;
+        throw new ApiException(status.path("code").asInt(0), status.path("reason").asString(""), "watch of "
+            + description + ": " + status.path("message").asString(""), null);
+      }
+      default -> LOG.debug("informer of {}: ignoring a watch event of type {}", description, type);
+    }
+  }
+
+  /** Retries a failed list or watch: at once with a relist after 410 Gone, else after a backoff. */
+  private Mono<Void> afterFailure(Throwable error) {
+    if (stopped) {
+      return Mono.empty();
+    }
+    if (ApiException.codeOf(error) == 410) {
+      LOG.debug("informer of {}: resourceVersion {} is too old; relisting", description, resourceVersion);
+      needList = true;
+      listFromCache = false;
+      return Mono.empty();
+    }
+    failures++;
+    long base = Math.min(MAX_BACKOFF.toMillis(), MIN_BACKOFF.toMillis() << Math.min(failures - 1, 10));
+    long delay = base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
+    String message = error.getMessage() == null ? error.getClass().getSimpleName() : error.getMessage();
+    if (failures == 1 || failures % 10 == 0) {
+      LOG.warn("informer for {} failed, retrying: {}", description, message);
+    } else {
+      LOG.debug("informer for {} failed again ({}), retrying in {} ms: {}", description, failures, delay, message);
+    }
+    return Mono.delay(Duration.ofMillis(delay)).publishOn(serial).then();
+  }
+
+  // ---- the cache (on the serial worker)
+
+  private void upsert(String key, KubeObject object) {
+    KubeObject previous = store.get(key);
+    if (previous != null && Objects.equals(previous.resourceVersion(), object.resourceVersion())) {
+      return; // a relist that found it unchanged
+    }
+    store.put(key, object);
+    reindex(key, previous, object);
+    dispatch(previous == null ? new ObjectEvent(ObjectEvent.Type.ADDED, null, object)
+        : new ObjectEvent(ObjectEvent.Type.UPDATED, previous, object));
+  }
+
+  private void remove(String key, KubeObject lastState) {
+    KubeObject previous = store.remove(key);
+    reindex(key, previous, null);
+    dispatch(new ObjectEvent(ObjectEvent.Type.DELETED, null, lastState != null ? lastState : previous));
+  }
+
+  private void reindex(String key, KubeObject previous, KubeObject current) {
+    indexFunctions.forEach((index, function) -> {
+      Map<String, Map<String, KubeObject>> buckets = indexes.get(index);
+      List<String> before = previous == null ? List.of() : function.keys(previous);
+      List<String> after = current == null ? List.of() : function.keys(current);
+      for (String bucketKey : after) {
+        buckets.computeIfAbsent(bucketKey, k -> new ConcurrentHashMap<>()).put(key, current);
+      }
+      for (String bucketKey : before) {
+        if (!after.contains(bucketKey)) {
+          buckets.computeIfPresent(bucketKey, (k, bucket) -> {
+            bucket.remove(key);
+            return bucket.isEmpty() ? null : bucket;
+          });
+        }
+      }
+    });
+  }
+
+  private void replay() {
+    for (KubeObject object : store.values()) {
+      dispatch(new ObjectEvent(ObjectEvent.Type.UPDATED, object, object));
+    }
+  }
+
+  private void dispatch(ObjectEvent event) {
+    for (Handler handler : handlers) {
+      deliver(handler, event);
+    }
+  }
+
+  private void deliver(Handler handler, ObjectEvent event) {
+    try {
+      handler.onEvent(event);
+    } catch (RuntimeException e) {
+      LOG.error("a handler of the informer of {} failed on {}", description, event.object(), e);
+    }
+  }
+
+  // ---- keys
+
+  private static String key(KubeObject object) {
+    return key(object.namespace(), object.name());
+  }
+
+  private static String key(String namespace, String name) {
+    return namespace.isEmpty() ? name : namespace + "/" + name;
+  }
+
+  /** List items of built-in types carry no apiVersion and kind; objects always do here, first, as in a watch. */
+  private ObjectNode withType(ObjectNode object) {
+    if (object.has("apiVersion") && object.has("kind")) {
+      return object;
+    }
+    ObjectNode typed = KubeJson.nodes().objectNode();
+    typed.put("apiVersion", resource.apiVersion());
+    typed.put("kind", resource.kind());
+    object.properties().forEach(field -> {
+      if (!field.getKey().equals("apiVersion") && !field.getKey().equals("kind")) {
+        typed.set(field.getKey(), field.getValue());
+      }
+    });
+    return typed;
+  }
+
+  @Override
+  public String toString() {
+    return "informer of " + description;
+  }
+}

@@ -1,0 +1,153 @@
+package dev.metareactor.engine.kube;
+
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import java.time.Duration;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.ByteBufFlux;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientResponse;
+import reactor.netty.resources.ConnectionProvider;
+
+/**
+ * The engine's connection to the API server: HTTP/1.1 on Reactor Netty — the same event loops the hook client uses,
+ * TLS through OpenSSL when netty-tcnative is present — sending and receiving JSON bytes, never blocking a thread.
+ *
+ * <ul>
+ *   <li>{@link #send} is one request whose answer is read whole. Requests share a pool of at most
+ *       {@code maxConnections} keep-alive connections; more wait for one, so the pool also bounds how many
+ *       requests are in flight ({@code --api-concurrency}).</li>
+ *   <li>{@link #watch} streams a watch's body line by line on a connection of its own, so long-running watches
+ *       never take a request's connection.</li>
+ *   <li>A 401 re-resolves the credentials ({@link KubeConfig#refreshCredentials()}) and repeats the request once:
+ *       expiring tokens (exec plugins, rotated service-account tokens) keep working.</li>
+ * </ul>
+ *
+ * <p>Errors: a non-2xx answer fails with {@link ApiException}; transport failures fail with Netty's exceptions.
+ */
+public final class KubeApi implements AutoCloseable {
+
+  public static final String JSON = "application/json";
+  private static final Logger LOG = LoggerFactory.getLogger(KubeApi.class);
+  private static final byte[] EMPTY = new byte[0];
+  private static final int MAX_LINE = 64 << 20;
+  private static final String USER_AGENT = "metareactor";
+
+  private final KubeConfig config;
+  private final ConnectionProvider pool;
+  private final HttpClient requests;
+  private final HttpClient watches;
+
+  /** @param maxConnections requests in flight at once (more wait for a connection) */
+  public KubeApi(KubeConfig config, int maxConnections) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.pool = ConnectionProvider.builder("kube-api")
+        .maxConnections(maxConnections)
+        .pendingAcquireMaxCount(-1)
+        .pendingAcquireTimeout(Duration.ofMinutes(10))
+        .maxIdleTime(Duration.ofSeconds(60))
+        .evictInBackground(Duration.ofSeconds(30))
+        .build();
+    this.requests = configure(HttpClient.create(pool)).responseTimeout(config.requestTimeout());
+    this.watches = configure(HttpClient.newConnection());
+  }
+
+  private HttpClient configure(HttpClient client) {
+    HttpClient configured = client.baseUrl(config.server().toString())
+        .keepAlive(true)
+        .headers(headers -> headers.set(HttpHeaderNames.USER_AGENT, USER_AGENT));
+    return config.ssl() == null ? configured : configured.secure(spec -> spec.sslContext(config.ssl()));
+  }
+
+  public KubeConfig config() {
+    return config;
+  }
+
+  /**
+   * Sends one request.
+   *
+   * @param path the path and query, e.g. {@code /api/v1/namespaces/ns/configmaps/a}
+   * @param contentType the body's type; ignored without a body
+   * @param body the request body, or {@code null}
+   * @return the answer's body (empty bytes for none); fails with {@link ApiException} for a non-2xx answer
+   */
+  public Mono<byte[]> send(String method, String path, String contentType, byte[] body) {
+    return send(HttpMethod.valueOf(method), path, contentType, JSON, body);
+  }
+
+  /** A GET asking for {@code accept} (discovery's aggregated formats). */
+  public Mono<byte[]> get(String path, String accept) {
+    return send(HttpMethod.GET, path, null, accept, null);
+  }
+
+  private Mono<byte[]> send(HttpMethod method, String path, String contentType, String accept, byte[] body) {
+    return exchange(method, path, contentType, accept, body)
+        .flatMap(answer -> answer.code() != 401 ? Mono.just(answer)
+            : Mono.fromRunnable(config::refreshCredentials).subscribeOn(Schedulers.boundedElastic())
+                .then(exchange(method, path, contentType, accept, body)))
+        .flatMap(answer -> answer.code() / 100 == 2 ? Mono.just(answer.body())
+            : Mono.error(ApiException.of(method.name(), path, answer.code(), answer.body(), answer.retryAfter())));
+  }
+
+  private record Answer(int code, byte[] body, String retryAfter) {}
+
+  private Mono<Answer> exchange(HttpMethod method, String path, String contentType, String accept, byte[] body) {
+    return Mono.defer(() -> {
+      String authorization = config.authorization();
+      return requests.request(method).uri(path)
+          .send((request, out) -> {
+            request.header(HttpHeaderNames.ACCEPT, accept);
+            if (authorization != null) {
+              request.header(HttpHeaderNames.AUTHORIZATION, authorization);
+            }
+            if (body == null) {
+              return out;
+            }
+            request.header(HttpHeaderNames.CONTENT_TYPE, contentType);
+            request.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length));
+            return out.send(Mono.just(Unpooled.wrappedBuffer(body)));
+          })
+          .responseSingle((response, content) -> content.asByteArray().defaultIfEmpty(EMPTY)
+              .map(bytes -> new Answer(response.status().code(), bytes,
+                  response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER))));
+    });
+  }
+
+  /**
+   * A watch ({@code ?watch=1...}): each line of the body as it arrives (one watch event each). Completes when the
+   * server ends the watch; fails with {@link ApiException} when the server refuses it.
+   */
+  public Flux<byte[]> watch(String path) {
+    return Flux.defer(() -> {
+      String authorization = config.authorization();
+      HttpClient client = authorization == null ? watches
+          : watches.headers(headers -> headers.set(HttpHeaderNames.AUTHORIZATION, authorization));
+      return client.headers(headers -> headers.set(HttpHeaderNames.ACCEPT, JSON)).get().uri(path)
+          .response((response, content) -> lines(path, response, content));
+    });
+  }
+
+  private static Flux<byte[]> lines(String path, HttpClientResponse response, ByteBufFlux content) {
+    int code = response.status().code();
+    if (code != 200) {
+      return content.aggregate().asByteArray().defaultIfEmpty(EMPTY)
+          .flatMapMany(body -> Flux.error(ApiException.of("GET", path, code, body,
+              response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER))));
+    }
+    JsonLines lines = new JsonLines(MAX_LINE);
+    return content.asByteArray().concatMapIterable(lines::feed)
+        .concatWith(Mono.fromSupplier(lines::rest))
+        .doOnError(error -> LOG.debug("watch {} ended: {}", path, error.toString()));
+  }
+
+  @Override
+  public void close() {
+    pool.dispose();
+  }
+}

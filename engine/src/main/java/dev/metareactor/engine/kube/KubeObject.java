@@ -1,0 +1,358 @@
+package dev.metareactor.engine.kube;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.util.ByteArrayBuilder;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+import tools.jackson.databind.util.RawValue;
+
+/**
+ * One Kubernetes object as the engine caches and reads it: the object's JSON, kept as compact UTF-8 bytes, and the
+ * metadata the engine routes and indexes by, read once when the object arrives. Immutable and cheap to share
+ * between threads.
+ *
+ * <p>{@code metadata.managedFields} is dropped on arrival: the engine never reads it, and on a ConfigMap it is often
+ * the larger half of the object (what controller-runtime's {@code TransformStripManagedFields} does for the same
+ * reason). Hooks therefore see objects without it.
+ *
+ * <p>{@link #toTree()} gives a fresh, mutable tree of the object (parsed from the bytes each time); {@link #raw()}
+ * embeds the bytes in a larger tree without parsing them (a hook request carries the observed objects as they are).
+ */
+public final class KubeObject {
+
+  private final byte[] json;
+  private final String apiVersion;
+  private final String kind;
+  private final String namespace;
+  private final String name;
+  private final String uid;
+  private final String resourceVersion;
+  private final long generation;
+  private final String deletionTimestamp;
+  private final Map<String, String> labels;
+  private final Map<String, String> annotations;
+  private final List<String> finalizers;
+  private final List<OwnerRef> ownerReferences;
+
+  private KubeObject(byte[] json, Meta meta) {
+    this.json = json;
+    this.apiVersion = meta.apiVersion;
+    this.kind = meta.kind;
+    this.namespace = meta.namespace;
+    this.name = meta.name;
+    this.uid = meta.uid;
+    this.resourceVersion = meta.resourceVersion;
+    this.generation = meta.generation;
+    this.deletionTimestamp = meta.deletionTimestamp;
+    this.labels = meta.labels;
+    this.annotations = meta.annotations;
+    this.finalizers = meta.finalizers;
+    this.ownerReferences = meta.ownerReferences;
+  }
+
+  /**
+   * Reads the object at the parser's {@code START_OBJECT} in one pass: its tokens are copied to the compact bytes as
+   * they come, {@code metadata.managedFields} skipped, and the metadata the engine needs captured on the way — no
+   * tree is built. The parser is left on the object's {@code END_OBJECT}.
+   *
+   * @param apiVersion with {@code kind}, what to write first in place of the object's own (an informer knows them;
+   *     list items of built-in types do not carry them), or {@code null} to keep the object's own
+   * @throws IllegalArgumentException when the parser is not on an object or it has no {@code metadata.name}
+   */
+  public static KubeObject read(JsonParser parser, String apiVersion, String kind) {
+    if (parser.currentToken() != JsonToken.START_OBJECT) {
+      throw new IllegalArgumentException("not a JSON object");
+    }
+    Meta meta = new Meta();
+    ByteArrayBuilder out = new ByteArrayBuilder(1024);
+    try (JsonGenerator gen = KubeJson.mapper().createGenerator(out)) {
+      gen.writeStartObject();
+      if (apiVersion != null) {
+        meta.apiVersion = apiVersion;
+        meta.kind = kind;
+        gen.writeStringProperty("apiVersion", apiVersion);
+        gen.writeStringProperty("kind", kind);
+      }
+      while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+        String field = parser.currentName();
+        JsonToken value = parser.nextToken();
+        if (apiVersion != null && (field.equals("apiVersion") || field.equals("kind"))) {
+          parser.skipChildren();
+          continue;
+        }
+        gen.writeName(field);
+        if (field.equals("metadata") && value == JsonToken.START_OBJECT) {
+          readMetadata(parser, gen, meta);
+          continue;
+        }
+        if (value == JsonToken.VALUE_STRING && field.equals("apiVersion")) {
+          meta.apiVersion = parser.getString();
+        } else if (value == JsonToken.VALUE_STRING && field.equals("kind")) {
+          meta.kind = parser.getString();
+        }
+        gen.copyCurrentStructure(parser);
+      }
+      gen.writeEndObject();
+    }
+    if (meta.name.isEmpty()) {
+      throw new IllegalArgumentException("not a Kubernetes object (no metadata.name)");
+    }
+    return new KubeObject(out.toByteArray(), meta);
+  }
+
+  private static void readMetadata(JsonParser parser, JsonGenerator gen, Meta meta) {
+    gen.writeStartObject();
+    while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+      String field = parser.currentName();
+      JsonToken value = parser.nextToken();
+      if (field.equals("managedFields")) {
+        parser.skipChildren();
+        continue;
+      }
+      gen.writeName(field);
+      switch (field) {
+        case "labels", "annotations" -> {
+          if (value == JsonToken.START_OBJECT) {
+            Map<String, String> map = strings(parser, gen);
+            if (field.equals("labels")) {
+              meta.labels = map;
+            } else {
+              meta.annotations = map;
+            }
+            continue;
+          }
+        }
+        case "finalizers" -> {
+          if (value == JsonToken.START_ARRAY) {
+            JsonNode list = KubeJson.readValue(parser);
+            meta.finalizers = finalizers(list);
+            gen.writeTree(list);
+            continue;
+          }
+        }
+        case "ownerReferences" -> {
+          if (value == JsonToken.START_ARRAY) {
+            JsonNode list = KubeJson.readValue(parser);
+            meta.ownerReferences = ownerReferences(list);
+            gen.writeTree(list);
+            continue;
+          }
+        }
+        case "generation" -> {
+          if (value == JsonToken.VALUE_NUMBER_INT) {
+            meta.generation = parser.getLongValue();
+          }
+        }
+        default -> {
+          if (value == JsonToken.VALUE_STRING) {
+            switch (field) {
+              case "name" -> meta.name = parser.getString();
+              case "namespace" -> meta.namespace = parser.getString();
+              case "uid" -> meta.uid = parser.getString();
+              case "resourceVersion" -> meta.resourceVersion = parser.getString();
+              case "deletionTimestamp" -> meta.deletionTimestamp = parser.getString();
+              default -> { }
+            }
+          }
+        }
+      }
+      gen.copyCurrentStructure(parser);
+    }
+    gen.writeEndObject();
+  }
+
+  /** An object of strings, copied as read; values that are not strings are copied and not kept. */
+  private static Map<String, String> strings(JsonParser parser, JsonGenerator gen) {
+    Map<String, String> values = new LinkedHashMap<>();
+    gen.writeStartObject();
+    while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+      String key = parser.currentName();
+      JsonToken value = parser.nextToken();
+      gen.writeName(key);
+      if (value == JsonToken.VALUE_STRING) {
+        values.put(key, parser.getString());
+      }
+      gen.copyCurrentStructure(parser);
+    }
+    gen.writeEndObject();
+    return values.isEmpty() ? Map.of() : Collections.unmodifiableMap(values);
+  }
+
+  /** What {@link #read} captures of the metadata. */
+  private static final class Meta {
+    String apiVersion = "";
+    String kind = "";
+    String namespace = "";
+    String name = "";
+    String uid;
+    String resourceVersion;
+    long generation;
+    String deletionTimestamp;
+    Map<String, String> labels = Map.of();
+    Map<String, String> annotations = Map.of();
+    List<String> finalizers = List.of();
+    List<OwnerRef> ownerReferences = List.of();
+  }
+
+  /**
+   * The object a tree describes (its {@code metadata.managedFields} left out).
+   *
+   * @throws IllegalArgumentException when the tree is not an object with {@code metadata.name}
+   */
+  public static KubeObject of(ObjectNode object) {
+    Objects.requireNonNull(object, "object");
+    return parse(KubeJson.bytes(object));
+  }
+
+  /** The object in UTF-8 JSON. */
+  public static KubeObject parse(byte[] json) {
+    try (JsonParser parser = KubeJson.mapper().createParser(json)) {
+      parser.nextToken();
+      return read(parser, null, null);
+    }
+  }
+
+  // ---- what the engine routes by
+
+  public String apiVersion() {
+    return apiVersion;
+  }
+
+  public String kind() {
+    return kind;
+  }
+
+  /** {@code ""} for a cluster-scoped object. */
+  public String namespace() {
+    return namespace;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** {@code null} for an object the API server has not stored yet. */
+  public String uid() {
+    return uid;
+  }
+
+  public String resourceVersion() {
+    return resourceVersion;
+  }
+
+  /** {@code metadata.generation}, 0 when absent. */
+  public long generation() {
+    return generation;
+  }
+
+  /** {@code null} unless the object is being deleted. */
+  public String deletionTimestamp() {
+    return deletionTimestamp;
+  }
+
+  public boolean deleting() {
+    return deletionTimestamp != null;
+  }
+
+  /** Never {@code null}; unmodifiable. */
+  public Map<String, String> labels() {
+    return labels;
+  }
+
+  /** Never {@code null}; unmodifiable. */
+  public Map<String, String> annotations() {
+    return annotations;
+  }
+
+  /** Never {@code null}; unmodifiable. */
+  public List<String> finalizers() {
+    return finalizers;
+  }
+
+  /** Never {@code null}; unmodifiable. */
+  public List<OwnerRef> ownerReferences() {
+    return ownerReferences;
+  }
+
+  /** The owner reference with {@code controller: true}, or {@code null}. */
+  public OwnerRef controller() {
+    for (OwnerRef ref : ownerReferences) {
+      if (ref.controller()) {
+        return ref;
+      }
+    }
+    return null;
+  }
+
+  // ---- the whole object
+
+  /** A fresh, mutable tree of the object. */
+  public ObjectNode toTree() {
+    return (ObjectNode) KubeJson.mapper().readTree(json);
+  }
+
+  /**
+   * The object's JSON, for embedding in a tree that is only written (a hook request), never read: the bytes are
+   * written as they are, without a copy into a String.
+   */
+  public RawValue raw() {
+    return new RawValue(new RawJson(json));
+  }
+
+  /** Size of the JSON in bytes. */
+  public int size() {
+    return json.length;
+  }
+
+  /** {@code Kind namespace/name}, for logs and messages. */
+  public String describe() {
+    return kind + " " + (namespace.isEmpty() ? "" : namespace + "/") + name;
+  }
+
+  @Override
+  public String toString() {
+    return describe() + "@" + resourceVersion;
+  }
+
+  // ---- reading metadata
+
+  private static String text(JsonNode node) {
+    return node != null && node.isString() ? node.stringValue() : "";
+  }
+
+
+
+  private static List<String> finalizers(JsonNode node) {
+    if (node == null || !node.isArray() || node.isEmpty()) {
+      return List.of();
+    }
+    List<String> values = new ArrayList<>(node.size());
+    for (JsonNode value : node) {
+      if (value.isString()) {
+        values.add(value.stringValue());
+      }
+    }
+    return List.copyOf(values);
+  }
+
+  private static List<OwnerRef> ownerReferences(JsonNode node) {
+    if (node == null || !node.isArray() || node.isEmpty()) {
+      return List.of();
+    }
+    List<OwnerRef> refs = new ArrayList<>(node.size());
+    for (JsonNode ref : node) {
+      refs.add(new OwnerRef(text(ref.get("apiVersion")), text(ref.get("kind")), text(ref.get("name")),
+          text(ref.get("uid")), ref.path("controller").asBoolean(false),
+          ref.path("blockOwnerDeletion").asBoolean(false)));
+    }
+    return List.copyOf(refs);
+  }
+}

@@ -1,0 +1,31 @@
+package dev.metareactor.engine.kube;
+
+import tools.jackson.databind.node.ArrayNode;
+
+/**
+ * One entry of {@code metadata.ownerReferences}.
+ *
+ * @param controller whether this owner is the object's controller ({@code controller: true}); at most one is
+ */
+public record OwnerRef(String apiVersion, String kind, String name, String uid, boolean controller,
+    boolean blockOwnerDeletion) {
+
+  /**
+   * The ControllerRef a controller puts on what it owns: {@code owner} as controller, blocking the owner's
+   * foreground deletion until the object is gone (what upstream and the built-in controllers write).
+   */
+  public static OwnerRef controllerOf(KubeObject owner) {
+    return new OwnerRef(owner.apiVersion(), owner.kind(), owner.name(), owner.uid(), true, true);
+  }
+
+  /** Appends this reference to an {@code ownerReferences} list, in the API's field order. */
+  public void appendTo(ArrayNode ownerReferences) {
+    ownerReferences.addObject()
+        .put("apiVersion", apiVersion)
+        .put("kind", kind)
+        .put("name", name)
+        .put("uid", uid)
+        .put("controller", controller)
+        .put("blockOwnerDeletion", blockOwnerDeletion);
+  }
+}

@@ -1,0 +1,151 @@
+package dev.metareactor.engine.informer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.KubeApi;
+import dev.metareactor.engine.kube.KubeObject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+/** The informer's list-and-watch protocol against a scripted API server. */
+class InformerTest {
+
+  private static final ApiResource CONFIG_MAPS = new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private FakeApiServer server;
+  private KubeApi api;
+  private Informer informer;
+  private final List<String> events = new CopyOnWriteArrayList<>();
+
+  @BeforeEach
+  void start() {
+    server = new FakeApiServer("/api/v1/configmaps");
+    api = server.api();
+  }
+
+  @AfterEach
+  void stop() {
+    if (informer != null) {
+      informer.stop();
+    }
+    api.close();
+    server.close();
+  }
+
+  private Informer informer() {
+    informer = new Informer(api, CONFIG_MAPS, "", null, Duration.ZERO, InformerIndexes.all(), Schedulers.parallel());
+    informer.addHandler(event -> events.add(event.type() + " " + event.object().name() + "@"
+        + event.object().resourceVersion()));
+    return informer;
+  }
+
+  /** A ConfigMap in namespace ns, without apiVersion and kind, as list items of built-in types come. */
+  private static String item(String name, String rv, String labels) {
+    return "{\"metadata\":{\"name\":\"" + name + "\",\"namespace\":\"ns\",\"uid\":\"uid-" + name
+        + "\",\"resourceVersion\":\"" + rv + "\",\"labels\":{" + labels + "},\"managedFields\":[{\"manager\":\"m\"}]}}";
+  }
+
+  private static String list(String version, String continueToken, String... items) {
+    return "{\"kind\":\"ConfigMapList\",\"metadata\":{\"resourceVersion\":\"" + version + "\",\"continue\":\""
+        + continueToken + "\"},\"items\":[" + String.join(",", items) + "]}";
+  }
+
+  private static String event(String type, String object) {
+    return "{\"type\":\"" + type + "\",\"object\":" + object.replace("{\"metadata\"",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\"") + "}";
+  }
+
+  private List<String> watchVersions() {
+    return server.requests.stream().filter(q -> q.containsKey("watch"))
+        .map(q -> q.get("resourceVersion").get(0)).toList();
+  }
+
+  private long lists() {
+    return server.requests.stream().filter(q -> !q.containsKey("watch")).count();
+  }
+
+  @Test
+  void listsEveryPageThenWatchesFromTheListAndFollowsBookmarks() {
+    server.page("", list("10", "next", item("a", "1", "\"app\":\"x\"")));
+    server.page("next", list("10", "", item("b", "2", "")));
+    server.watch(FakeApiServer.Watch.ending(
+        event("ADDED", item("c", "11", "\"app\":\"x\"")),
+        event("MODIFIED", item("a", "12", "\"app\":\"y\"")),
+        event("DELETED", item("b", "13", "")),
+        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"resourceVersion\":\"20\"}}}"));
+    informer().start();
+
+    await().atMost(WAIT).until(() -> watchVersions().size() >= 2);
+    assertThat(informer.hasSynced()).isTrue();
+    assertThat(watchVersions()).startsWith("10", "20");
+    assertThat(events.subList(0, 2)).containsExactlyInAnyOrder("ADDED a@1", "ADDED b@2");
+    assertThat(events.subList(2, events.size())).containsExactly("ADDED c@11", "UPDATED a@12", "DELETED b@13");
+
+    assertThat(informer.list()).extracting(KubeObject::name).containsExactlyInAnyOrder("a", "c");
+    assertThat(informer.byIndex(InformerIndexes.BY_LABEL, "app=x")).extracting(KubeObject::name).containsExactly("c");
+    assertThat(informer.byIndex(InformerIndexes.BY_LABEL, "app=y")).extracting(KubeObject::name).containsExactly("a");
+    assertThat(informer.byIndex(InformerIndexes.ORPHANS_BY_NAMESPACE, "ns")).hasSize(2);
+    KubeObject a = informer.get("ns", "a");
+    assertThat(a.kind()).isEqualTo("ConfigMap");
+    assertThat(a.apiVersion()).isEqualTo("v1");
+    assertThat(a.toTree().path("metadata").has("managedFields")).isFalse();
+  }
+
+  @Test
+  void aResourceVersionTooOldRelistsAndDeliversOnlyTheDifference() {
+    server.page("", list("10", "", item("a", "1", ""), item("b", "2", "")));
+    server.page("", list("30", "", item("a", "1", ""), item("c", "25", "")));
+    server.watch(FakeApiServer.Watch.ending("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+        + "\"reason\":\"Expired\",\"message\":\"too old resource version\"}}"));
+    informer().start();
+
+    await().atMost(WAIT).until(() -> watchVersions().size() >= 2);
+    assertThat(lists()).isEqualTo(2);
+    // The first list may come from the API server's cache; the one after 410 must be a consistent read.
+    assertThat(server.requests.stream().filter(q -> !q.containsKey("watch"))
+        .map(q -> q.getOrDefault("resourceVersion", List.of("(none)")).get(0)).toList())
+        .containsExactly("0", "(none)");
+    assertThat(watchVersions()).startsWith("10", "30");
+    assertThat(events.subList(2, events.size())).containsExactlyInAnyOrder("ADDED c@25", "DELETED b@2");
+    assertThat(informer.list()).extracting(KubeObject::name).containsExactlyInAnyOrder("a", "c");
+  }
+
+  @Test
+  void aWatchTheServerEndsIsResumedWithoutAList() {
+    server.page("", list("10", "", item("a", "1", "")));
+    server.watch(FakeApiServer.Watch.ending(event("ADDED", item("x", "11", ""))));
+    informer().start();
+
+    await().atMost(WAIT).until(() -> watchVersions().size() >= 2);
+    assertThat(watchVersions()).startsWith("10", "11");
+    assertThat(lists()).isEqualTo(1);
+  }
+
+  @Test
+  void aHandlerAddedLaterGetsTheCacheAndThenTheLiveEventsWithNothingLost() {
+    Sinks.Many<String> more = Sinks.many().unicast().onBackpressureBuffer();
+    server.page("", list("10", "", item("a", "1", ""), item("b", "2", "")));
+    server.watch(FakeApiServer.Watch.open(more));
+    informer().start();
+    await().atMost(WAIT).until(() -> informer.hasSynced() && !watchVersions().isEmpty());
+
+    List<String> late = new CopyOnWriteArrayList<>();
+    informer.addHandler(event -> late.add(event.type() + " " + event.object().name()));
+    more.tryEmitNext(event("MODIFIED", item("a", "11", "\"k\":\"v\"")));
+    await().atMost(WAIT).until(() -> late.size() >= 3);
+    assertThat(late.subList(0, 2)).containsExactlyInAnyOrder("ADDED a", "ADDED b");
+    assertThat(late.get(2)).isEqualTo("UPDATED a");
+    assertThat(informer.get("ns", "a").labels()).isEqualTo(Map.of("k", "v"));
+  }
+}

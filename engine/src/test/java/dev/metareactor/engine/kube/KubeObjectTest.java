@@ -1,0 +1,113 @@
+package dev.metareactor.engine.kube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.node.ObjectNode;
+
+class KubeObjectTest {
+
+  private static final String POD = """
+      {"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"prod","uid":"u1",
+       "resourceVersion":"42","generation":3,"deletionTimestamp":"2026-11-23T10:00:00Z",
+       "labels":{"app":"web"},"annotations":{"note":"x"},"finalizers":["a","b"],
+       "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u0"},
+                          {"apiVersion":"ex.com/v1","kind":"Web","name":"web","uid":"u9","controller":true,
+                           "blockOwnerDeletion":true}],
+       "managedFields":[{"manager":"kubectl","fieldsV1":{"f:metadata":{}}}]},
+       "spec":{"containers":[{"name":"c","image":"nginx","ports":[{"containerPort":80}]}]},
+       "status":{"phase":"Running"}}""";
+
+  @Test
+  void readsTheMetadataItRoutesBy() {
+    KubeObject pod = KubeObject.parse(POD.getBytes(StandardCharsets.UTF_8));
+    assertThat(pod.apiVersion()).isEqualTo("v1");
+    assertThat(pod.kind()).isEqualTo("Pod");
+    assertThat(pod.namespace()).isEqualTo("prod");
+    assertThat(pod.name()).isEqualTo("web-0");
+    assertThat(pod.uid()).isEqualTo("u1");
+    assertThat(pod.resourceVersion()).isEqualTo("42");
+    assertThat(pod.generation()).isEqualTo(3);
+    assertThat(pod.deleting()).isTrue();
+    assertThat(pod.labels()).isEqualTo(Map.of("app", "web"));
+    assertThat(pod.annotations()).isEqualTo(Map.of("note", "x"));
+    assertThat(pod.finalizers()).containsExactly("a", "b");
+    assertThat(pod.ownerReferences()).hasSize(2);
+    assertThat(pod.controller()).isEqualTo(new OwnerRef("ex.com/v1", "Web", "web", "u9", true, true));
+    assertThat(pod.describe()).isEqualTo("Pod prod/web-0");
+  }
+
+  @Test
+  void dropsManagedFieldsAndKeepsEverythingElse() {
+    KubeObject pod = KubeObject.parse(POD.getBytes(StandardCharsets.UTF_8));
+    ObjectNode tree = pod.toTree();
+    assertThat(tree.path("metadata").has("managedFields")).isFalse();
+    ObjectNode expected = (ObjectNode) KubeJson.mapper().readTree(POD);
+    ((ObjectNode) expected.get("metadata")).remove("managedFields");
+    assertThat(tree).isEqualTo(expected);
+    assertThat(pod.size()).isEqualTo(KubeJson.bytes(expected).length);
+  }
+
+  @Test
+  void eachTreeIsAFreshCopyAndTheRawFormWritesTheSameJson() {
+    KubeObject pod = KubeObject.parse(POD.getBytes(StandardCharsets.UTF_8));
+    pod.toTree().put("kind", "Changed");
+    assertThat(pod.toTree().path("kind").asString()).isEqualTo("Pod");
+    ObjectNode holder = KubeJson.nodes().objectNode();
+    holder.putRawValue("pod", pod.raw());
+    assertThat(KubeJson.mapper().readTree(KubeJson.text(holder)).get("pod")).isEqualTo(pod.toTree());
+  }
+
+  @Test
+  void anObjectWithoutMetadataOrScopeHasEmptyDefaults() {
+    KubeObject ns = KubeObject.parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"a\"}}"
+        .getBytes(StandardCharsets.UTF_8));
+    assertThat(ns.namespace()).isEmpty();
+    assertThat(ns.labels()).isEmpty();
+    assertThat(ns.finalizers()).isEmpty();
+    assertThat(ns.controller()).isNull();
+    assertThat(ns.deleting()).isFalse();
+    assertThat(ns.generation()).isZero();
+    assertThat(ns.uid()).isNull();
+    assertThatThrownBy(() -> KubeObject.parse("{\"kind\":\"Status\"}".getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> KubeObject.parse("[]".getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void anInformerWritesTheResourcesTypeFirstAndKeepsOddValuesAsTheyCame() {
+    String item = "{\"metadata\":{\"name\":\"cm\",\"labels\":null,\"annotations\":{\"n\":1,\"s\":\"x\"},"
+        + "\"generation\":\"not a number\",\"managedFields\":[]},\"kind\":\"Wrong\",\"data\":{\"k\":\"v\"}}";
+    try (var parser = KubeJson.mapper().createParser(item.getBytes(StandardCharsets.UTF_8))) {
+      parser.nextToken();
+      KubeObject cm = KubeObject.read(parser, "v1", "ConfigMap");
+      assertThat(cm.kind()).isEqualTo("ConfigMap");
+      assertThat(cm.labels()).isEmpty();
+      assertThat(cm.annotations()).isEqualTo(Map.of("s", "x"));
+      assertThat(cm.generation()).isZero();
+      assertThat(KubeJson.text(cm.toTree())).isEqualTo("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+          + "\"metadata\":{\"name\":\"cm\",\"labels\":null,\"annotations\":{\"n\":1,\"s\":\"x\"},"
+          + "\"generation\":\"not a number\"},\"data\":{\"k\":\"v\"}}");
+    }
+  }
+
+  @Test
+  void jsonLinesSplitsWhateverTheChunkBoundaries() {
+    JsonLines lines = new JsonLines(1 << 10);
+    List<String> seen = new java.util.ArrayList<>();
+    for (String chunk : List.of("{\"a\":", "1}\n{\"b\"", ":2}\n\n  \n{\"c\":3}\n{\"d\"")) {
+      lines.feed(chunk.getBytes(StandardCharsets.UTF_8)).forEach(l -> seen.add(new String(l, StandardCharsets.UTF_8)));
+    }
+    assertThat(seen).containsExactly("{\"a\":1}", "{\"b\":2}", "{\"c\":3}");
+    assertThat(new String(lines.rest(), StandardCharsets.UTF_8)).isEqualTo("{\"d\"");
+    assertThat(lines.rest()).isNull();
+    JsonLines small = new JsonLines(8);
+    assertThatThrownBy(() -> small.feed("0123456789".getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(IllegalStateException.class);
+  }
+}
