@@ -160,6 +160,7 @@ public final class ChildClaimer {
     metadata.set("ownerReferences", refs);
     metadata.put("resourceVersion", child.resourceVersion());
     return api.mergePatch(type.resource(), child.namespace(), child.name(), KubeJson.text(patch))
+        .map(ApiWriter.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
         .onErrorMap(e -> ApiException.codeOf(e) != 409,
             e -> new IllegalStateException("can't " + verb + " " + type.resource().kind() + " " + describe(child)

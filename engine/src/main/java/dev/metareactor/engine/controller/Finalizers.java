@@ -67,6 +67,7 @@ public final class Finalizers {
     finalizers.add(name);
     metadata.put("resourceVersion", object.resourceVersion());
     return api.mergePatch(resource, object.namespace(), object.name(), KubeJson.text(patch))
+        .map(ApiWriter.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
   }
 
@@ -90,6 +91,7 @@ public final class Finalizers {
     String namespace = object.namespace();
     String objectName = object.name();
     return api.patch(resource, namespace, objectName, ApiWriter.PatchType.JSON, KubeJson.text(patch))
+        .map(ApiWriter.Written::object)
         .onErrorResume(e -> status(e) == 404, e -> Mono.empty())
         // 422: the test failed, the list moved; 409: the server saw a concurrent write. Read it again and retry.
         .onErrorResume(e -> attempts > 1 && (status(e) == 422 || status(e) == 409),

@@ -67,6 +67,26 @@ final class Informer {
     void onEvent(ObjectEvent event);
   }
 
+  /** What the informer asks the API server for. */
+  enum Content {
+    /** Whole objects. */
+    OBJECTS("application/json", "application/json"),
+    /**
+     * Only their metadata ({@code PartialObjectMetadata}), for following changes of a resource whose objects are
+     * large and never read (CustomResourceDefinitions, with their schemas).
+     */
+    METADATA("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+
+    final String listAccept;
+    final String watchAccept;
+
+    Content(String listAccept, String watchAccept) {
+      this.listAccept = listAccept;
+      this.watchAccept = watchAccept;
+    }
+  }
+
   /** How one index files an object: the bucket keys it belongs under (none to leave it out). */
   @FunctionalInterface
   interface IndexFunction {
@@ -80,6 +100,7 @@ final class Informer {
   private final String selector;
   private final Duration resync;
   private final Map<String, IndexFunction> indexFunctions;
+  private final Content content;
   private final Scheduler serial;
 
   private final Map<String, KubeObject> store = new ConcurrentHashMap<>();
@@ -105,10 +126,11 @@ final class Informer {
    * @param namespace only this namespace's objects ({@code ""} for every namespace, or a cluster-scoped resource)
    * @param name only the object of this name, or {@code null} for all
    * @param indexes the indexes to keep, by name
+   * @param content whole objects or only their metadata
    * @param scheduler where the informer's worker comes from
    */
   Informer(KubeApi api, ApiResource resource, String namespace, String name, Duration resync,
-      Map<String, IndexFunction> indexes, Scheduler scheduler) {
+      Map<String, IndexFunction> indexes, Content content, Scheduler scheduler) {
     this.api = Objects.requireNonNull(api, "api");
     this.resource = Objects.requireNonNull(resource, "resource");
     this.collectionPath = ApiWriter.path(resource, resource.namespaced() ? namespace : "", null);
@@ -119,6 +141,7 @@ final class Informer {
     this.resync = Objects.requireNonNull(resync, "resync");
     this.indexFunctions = Map.copyOf(indexes);
     this.indexFunctions.keySet().forEach(index -> this.indexes.put(index, new ConcurrentHashMap<>()));
+    this.content = Objects.requireNonNull(content, "content");
     this.serial = Schedulers.single(scheduler);
   }
 
@@ -190,7 +213,7 @@ final class Informer {
 
   private Mono<Void> cycle() {
     Mono<Void> list = needList ? listAll() : Mono.empty();
-    return list.thenMany(Flux.defer(() -> api.watch(watchPath())).timeout(WATCH_IDLE))
+    return list.thenMany(Flux.defer(() -> api.watch(watchPath(), content.watchAccept)).timeout(WATCH_IDLE))
         .publishOn(serial, 256)
         .doOnNext(this::onLine)
         .then();
@@ -234,7 +257,7 @@ final class Informer {
           version[0] = metadata.path("resourceVersion").asString("");
         } else if (field.equals("items") && value == JsonToken.START_ARRAY) {
           while (parser.nextToken() == JsonToken.START_OBJECT) {
-            KubeObject object = KubeObject.read(parser, resource.apiVersion(), resource.kind());
+            KubeObject object = KubeObject.read(parser, body, resource.apiVersion(), resource.kind());
             listed.put(key(object), object);
           }
         } else {
@@ -249,7 +272,7 @@ final class Informer {
     String query = "?limit=" + PAGE + selector + (!continueToken.isEmpty()
         ? "&continue=" + URLEncoder.encode(continueToken, StandardCharsets.UTF_8)
         : listFromCache ? "&resourceVersion=0" : "");
-    return api.send("GET", collectionPath + query, null, null);
+    return api.get(collectionPath + query, content.listAccept);
   }
 
   /** The cache becomes {@code listed}; what differs is delivered as events. */
@@ -287,7 +310,7 @@ final class Informer {
         } else if (field.equals("object") && value == JsonToken.START_OBJECT) {
           // The API server writes the type first; bookmarks and errors carry no Kubernetes object.
           if (type.equals("ADDED") || type.equals("MODIFIED") || type.equals("DELETED")) {
-            object = KubeObject.read(parser, resource.apiVersion(), resource.kind());
+            object = KubeObject.read(parser, line, resource.apiVersion(), resource.kind());
           } else {
             other = KubeJson.readValue(parser);
           }

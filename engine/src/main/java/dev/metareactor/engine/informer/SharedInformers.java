@@ -37,7 +37,7 @@ public final class SharedInformers implements AutoCloseable {
   private final Map<Target, Shared> informers = new HashMap<>();
 
   /** What one informer watches: a whole resource ({@code name == null}) or one object of it. */
-  private record Target(ApiResource resource, String namespace, String name) {
+  private record Target(ApiResource resource, String namespace, String name, Informer.Content content) {
     @Override
     public String toString() {
       return name == null ? resource.toString() : resource + " " + (namespace.isEmpty() ? "" : namespace + "/") + name;
@@ -56,7 +56,16 @@ public final class SharedInformers implements AutoCloseable {
   /** A lease on the informer of {@code resource}, starting it if nobody holds one yet. */
   public synchronized InformerLease acquire(ApiResource resource) {
     Objects.requireNonNull(resource, "resource");
-    return lease(new Target(resource, "", null));
+    return lease(new Target(resource, "", null, Informer.Content.OBJECTS));
+  }
+
+  /**
+   * A lease on an informer that keeps only the metadata of {@code resource}'s objects and none of the indexes: for
+   * following changes (its {@link InformerLease#events}) of objects that are large and never read themselves.
+   */
+  public synchronized InformerLease acquireMetadata(ApiResource resource) {
+    Objects.requireNonNull(resource, "resource");
+    return lease(new Target(resource, "", null, Informer.Content.METADATA));
   }
 
   /**
@@ -68,7 +77,7 @@ public final class SharedInformers implements AutoCloseable {
     Objects.requireNonNull(resource, "resource");
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(name, "name");
-    return lease(new Target(resource, resource.namespaced() ? namespace : "", name));
+    return lease(new Target(resource, resource.namespaced() ? namespace : "", name, Informer.Content.OBJECTS));
   }
 
   private Lease lease(Target target) {
@@ -83,8 +92,9 @@ public final class SharedInformers implements AutoCloseable {
   }
 
   private Shared start(Target target) {
+    boolean indexed = target.name() == null && target.content() == Informer.Content.OBJECTS;
     Informer informer = new Informer(api, target.resource(), target.namespace(), target.name(), resync,
-        target.name() == null ? InformerIndexes.all() : Map.of(), scheduler);
+        indexed ? InformerIndexes.all() : Map.of(), target.content(), scheduler);
     informer.start();
     LOG.debug("started informer for {}", target);
     return new Shared(target, informer);

@@ -19,7 +19,8 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code metareactor_api_requests_total{verb,resource,code}}, so tests and operators can see exactly what the engine
  * did.
  *
- * <p>Results come back as {@link KubeObject}s; a refused request fails with {@link ApiException} (with the HTTP code).
+ * <p>Writes complete with the API server's answer ({@link Written}, parsed on demand), reads with the
+ * {@link KubeObject}; a refused request fails with {@link ApiException} (with the HTTP code).
  */
 public final class ApiWriter {
 
@@ -46,6 +47,17 @@ public final class ApiWriter {
     }
   }
 
+  /**
+   * What the API server answered a write with: the object as written, parsed only when asked for — most writes
+   * (a child created, a status replaced) never read it.
+   */
+  public record Written(byte[] answer) {
+    /** The object as the API server stored it. */
+    public KubeObject object() {
+      return KubeObject.parse(answer);
+    }
+  }
+
   private final KubeApi api;
   private final TokenBucket rate;
   private final MeterRegistry registry;
@@ -61,35 +73,35 @@ public final class ApiWriter {
 
   /** An uncached read. */
   public Mono<KubeObject> get(ApiResource resource, String namespace, String name) {
-    return call("get", resource, "GET", path(resource, namespace, name), null, null);
+    return call("get", resource, "GET", path(resource, namespace, name), null, null).map(Written::object);
   }
 
   /** A create; the namespace is the object's. */
-  public Mono<KubeObject> create(ApiResource resource, ObjectNode object) {
+  public Mono<Written> create(ApiResource resource, ObjectNode object) {
     return call("create", resource, "POST", path(resource, namespaceOf(object), null), KubeApi.JSON,
         KubeJson.bytes(object));
   }
 
   /** PUT of the whole object, carrying its resourceVersion: a conflict fails with HTTP 409. */
-  public Mono<KubeObject> update(ApiResource resource, ObjectNode object) {
+  public Mono<Written> update(ApiResource resource, ObjectNode object) {
     return call("update", resource, "PUT", path(resource, namespaceOf(object), nameOf(object)), KubeApi.JSON,
         KubeJson.bytes(object));
   }
 
   /** A patch of the given type. */
-  public Mono<KubeObject> patch(ApiResource resource, String namespace, String name, PatchType type, String body) {
+  public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, String body) {
     return call("patch", resource, "PATCH", path(resource, namespace, name), type.contentType(), utf8(body));
   }
 
   /** A patch of the status subresource. */
-  public Mono<KubeObject> patchStatus(ApiResource resource, String namespace, String name, PatchType type,
+  public Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type,
       String body) {
     return call("patch-status", resource, "PATCH", path(resource, namespace, name) + "/status", type.contentType(),
         utf8(body));
   }
 
   /** A JSON merge patch. */
-  public Mono<KubeObject> mergePatch(ApiResource resource, String namespace, String name, String body) {
+  public Mono<Written> mergePatch(ApiResource resource, String namespace, String name, String body) {
     return patch(resource, namespace, name, PatchType.MERGE, body);
   }
 
@@ -118,9 +130,9 @@ public final class ApiWriter {
     return name == null ? path.toString() : path.append('/').append(name).toString();
   }
 
-  private Mono<KubeObject> call(String verb, ApiResource resource, String method, String path, String contentType,
+  private Mono<Written> call(String verb, ApiResource resource, String method, String path, String contentType,
       byte[] body) {
-    return count(verb, resource, api.send(method, path, contentType, body)).map(KubeObject::parse);
+    return count(verb, resource, api.send(method, path, contentType, body)).map(Written::new);
   }
 
   private <T> Mono<T> count(String verb, ApiResource resource, Mono<T> request) {

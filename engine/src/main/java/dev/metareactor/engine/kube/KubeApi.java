@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -43,6 +44,7 @@ public final class KubeApi implements AutoCloseable {
   private final ConnectionProvider pool;
   private final HttpClient requests;
   private final HttpClient watches;
+  private final Disposable refreshing;
 
   /** @param maxConnections requests in flight at once (more wait for a connection) */
   public KubeApi(KubeConfig config, int maxConnections) {
@@ -56,6 +58,14 @@ public final class KubeApi implements AutoCloseable {
         .build();
     this.requests = configure(HttpClient.create(pool)).responseTimeout(config.requestTimeout());
     this.watches = configure(HttpClient.newConnection());
+    // Credentials that expire (an exec plugin's token) or rotate (a service-account token file) are resolved again
+    // ahead of time, off the event loops; a 401 does the same at once.
+    this.refreshing = config.refreshIn() == null ? null
+        : Mono.defer(() -> Mono.delay(Objects.requireNonNullElse(config.refreshIn(), Duration.ofMinutes(1)),
+                Schedulers.boundedElastic()))
+            .doOnNext(tick -> config.refreshCredentials())
+            .repeat()
+            .subscribe();
   }
 
   private HttpClient configure(HttpClient client) {
@@ -124,11 +134,16 @@ public final class KubeApi implements AutoCloseable {
    * server ends the watch; fails with {@link ApiException} when the server refuses it.
    */
   public Flux<byte[]> watch(String path) {
+    return watch(path, JSON);
+  }
+
+  /** A watch asking for {@code accept} (metadata only, say). */
+  public Flux<byte[]> watch(String path, String accept) {
     return Flux.defer(() -> {
       String authorization = config.authorization();
       HttpClient client = authorization == null ? watches
           : watches.headers(headers -> headers.set(HttpHeaderNames.AUTHORIZATION, authorization));
-      return client.headers(headers -> headers.set(HttpHeaderNames.ACCEPT, JSON)).get().uri(path)
+      return client.headers(headers -> headers.set(HttpHeaderNames.ACCEPT, accept)).get().uri(path)
           .response((response, content) -> lines(path, response, content));
     });
   }
@@ -148,6 +163,9 @@ public final class KubeApi implements AutoCloseable {
 
   @Override
   public void close() {
+    if (refreshing != null) {
+      refreshing.dispose();
+    }
     pool.dispose();
   }
 }

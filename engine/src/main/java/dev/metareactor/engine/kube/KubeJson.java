@@ -33,6 +33,11 @@ public final class KubeJson {
     return VALUE_READER.readValue(parser);
   }
 
+  /** A string as a JSON string literal. */
+  public static String quote(String text) {
+    return MAPPER.writeValueAsString(text);
+  }
+
   /** Compact UTF-8 JSON of a tree, for a request body. */
   public static byte[] bytes(JsonNode node) {
     return MAPPER.writeValueAsBytes(node);

@@ -1,15 +1,14 @@
 package dev.metareactor.engine.kube;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import tools.jackson.core.JsonGenerator;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
-import tools.jackson.core.util.ByteArrayBuilder;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 import tools.jackson.databind.util.RawValue;
@@ -59,91 +58,109 @@ public final class KubeObject {
   }
 
   /**
-   * Reads the object at the parser's {@code START_OBJECT} in one pass: its tokens are copied to the compact bytes as
-   * they come, {@code metadata.managedFields} skipped, and the metadata the engine needs captured on the way — no
-   * tree is built. The parser is left on the object's {@code END_OBJECT}.
+   * Reads the object at the parser's {@code START_OBJECT}, the parser reading {@code source} from its first byte:
+   * the object is tokenized once to capture the metadata the engine needs and to find where
+   * {@code metadata.managedFields} lies, and its bytes are then copied out of {@code source} with that range left
+   * out — nothing is decoded but the metadata, nothing re-encoded. The parser is left on the object's
+   * {@code END_OBJECT}.
    *
-   * @param apiVersion with {@code kind}, what to write first in place of the object's own (an informer knows them;
-   *     list items of built-in types do not carry them), or {@code null} to keep the object's own
+   * @param apiVersion with {@code kind}, written first when the object lacks them (list items of built-in types do)
    * @throws IllegalArgumentException when the parser is not on an object or it has no {@code metadata.name}
    */
-  public static KubeObject read(JsonParser parser, String apiVersion, String kind) {
+  public static KubeObject read(JsonParser parser, byte[] source, String apiVersion, String kind) {
     if (parser.currentToken() != JsonToken.START_OBJECT) {
       throw new IllegalArgumentException("not a JSON object");
     }
+    int start = (int) parser.currentTokenLocation().getByteOffset();
     Meta meta = new Meta();
-    ByteArrayBuilder out = new ByteArrayBuilder(1024);
-    try (JsonGenerator gen = KubeJson.mapper().createGenerator(out)) {
-      gen.writeStartObject();
-      if (apiVersion != null) {
-        meta.apiVersion = apiVersion;
-        meta.kind = kind;
-        gen.writeStringProperty("apiVersion", apiVersion);
-        gen.writeStringProperty("kind", kind);
-      }
-      while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
-        String field = parser.currentName();
-        JsonToken value = parser.nextToken();
-        if (apiVersion != null && (field.equals("apiVersion") || field.equals("kind"))) {
-          parser.skipChildren();
-          continue;
-        }
-        gen.writeName(field);
-        if (field.equals("metadata") && value == JsonToken.START_OBJECT) {
-          readMetadata(parser, gen, meta);
-          continue;
-        }
-        if (value == JsonToken.VALUE_STRING && field.equals("apiVersion")) {
-          meta.apiVersion = parser.getString();
-        } else if (value == JsonToken.VALUE_STRING && field.equals("kind")) {
-          meta.kind = parser.getString();
-        }
-        gen.copyCurrentStructure(parser);
-      }
-      gen.writeEndObject();
-    }
-    if (meta.name.isEmpty()) {
-      throw new IllegalArgumentException("not a Kubernetes object (no metadata.name)");
-    }
-    return new KubeObject(out.toByteArray(), meta);
-  }
-
-  private static void readMetadata(JsonParser parser, JsonGenerator gen, Meta meta) {
-    gen.writeStartObject();
+    int[] cut = null;
     while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
       String field = parser.currentName();
       JsonToken value = parser.nextToken();
-      if (field.equals("managedFields")) {
+      if (value == JsonToken.VALUE_STRING && field.equals("apiVersion")) {
+        meta.apiVersion = parser.getString();
+      } else if (value == JsonToken.VALUE_STRING && field.equals("kind")) {
+        meta.kind = parser.getString();
+      } else if (value == JsonToken.START_OBJECT && field.equals("metadata")) {
+        cut = readMetadata(parser, source, meta);
+      } else {
         parser.skipChildren();
-        continue;
       }
-      gen.writeName(field);
+    }
+    int end = (int) parser.currentTokenLocation().getByteOffset() + 1;
+    if (meta.name.isEmpty()) {
+      throw new IllegalArgumentException("not a Kubernetes object (no metadata.name)");
+    }
+    byte[] prefix = new byte[0];
+    if (apiVersion != null && meta.apiVersion.isEmpty() && meta.kind.isEmpty()) {
+      meta.apiVersion = apiVersion;
+      meta.kind = kind;
+      prefix = ("\"apiVersion\":" + KubeJson.quote(apiVersion) + ",\"kind\":" + KubeJson.quote(kind) + ",")
+          .getBytes(StandardCharsets.UTF_8);
+    }
+    return new KubeObject(splice(source, start, end, prefix, cut), meta);
+  }
+
+  /** {@code source[start, end)} with {@code prefix} after its first byte ({) and {@code cut} (if any) left out. */
+  private static byte[] splice(byte[] source, int start, int end, byte[] prefix, int[] cut) {
+    int cutLength = cut == null ? 0 : cut[1] - cut[0];
+    byte[] out = new byte[end - start + prefix.length - cutLength];
+    out[0] = source[start];
+    System.arraycopy(prefix, 0, out, 1, prefix.length);
+    int at = 1 + prefix.length;
+    if (cut == null) {
+      System.arraycopy(source, start + 1, out, at, end - start - 1);
+    } else {
+      System.arraycopy(source, start + 1, out, at, cut[0] - start - 1);
+      at += cut[0] - start - 1;
+      System.arraycopy(source, cut[1], out, at, end - cut[1]);
+    }
+    return out;
+  }
+
+  /**
+   * Reads {@code metadata}, the parser on its {@code START_OBJECT}.
+   *
+   * @return the byte range {@code [from, to)} to leave out for {@code managedFields}, with one adjoining comma,
+   *     or {@code null} when there is none
+   */
+  private static int[] readMetadata(JsonParser parser, byte[] source, Meta meta) {
+    int[] cut = null;
+    boolean first = true;
+    while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+      String field = parser.currentName();
+      int nameAt = (int) parser.currentTokenLocation().getByteOffset();
+      JsonToken value = parser.nextToken();
       switch (field) {
+        case "managedFields" -> {
+          parser.skipChildren();
+          int valueEnd = (int) parser.currentTokenLocation().getByteOffset() + 1;
+          cut = first ? withFollowingComma(source, nameAt, valueEnd) : withPrecedingComma(source, nameAt, valueEnd);
+        }
         case "labels", "annotations" -> {
           if (value == JsonToken.START_OBJECT) {
-            Map<String, String> map = strings(parser, gen);
+            Map<String, String> map = strings(parser);
             if (field.equals("labels")) {
               meta.labels = map;
             } else {
               meta.annotations = map;
             }
-            continue;
+          } else {
+            parser.skipChildren();
           }
         }
         case "finalizers" -> {
           if (value == JsonToken.START_ARRAY) {
-            JsonNode list = KubeJson.readValue(parser);
-            meta.finalizers = finalizers(list);
-            gen.writeTree(list);
-            continue;
+            meta.finalizers = finalizers(KubeJson.readValue(parser));
+          } else {
+            parser.skipChildren();
           }
         }
         case "ownerReferences" -> {
           if (value == JsonToken.START_ARRAY) {
-            JsonNode list = KubeJson.readValue(parser);
-            meta.ownerReferences = ownerReferences(list);
-            gen.writeTree(list);
-            continue;
+            meta.ownerReferences = ownerReferences(KubeJson.readValue(parser));
+          } else {
+            parser.skipChildren();
           }
         }
         case "generation" -> {
@@ -161,28 +178,49 @@ public final class KubeObject {
               case "deletionTimestamp" -> meta.deletionTimestamp = parser.getString();
               default -> { }
             }
+          } else {
+            parser.skipChildren();
           }
         }
       }
-      gen.copyCurrentStructure(parser);
+      first = false;
     }
-    gen.writeEndObject();
+    return cut;
   }
 
-  /** An object of strings, copied as read; values that are not strings are copied and not kept. */
-  private static Map<String, String> strings(JsonParser parser, JsonGenerator gen) {
+  /** A member that is not the first: the comma before it goes with it. */
+  private static int[] withPrecedingComma(byte[] source, int nameAt, int valueEnd) {
+    int from = nameAt - 1;
+    while (source[from] != ',') {
+      from--;
+    }
+    return new int[] {from, valueEnd};
+  }
+
+  /** The first member: the comma after it goes with it, if another member follows. */
+  private static int[] withFollowingComma(byte[] source, int nameAt, int valueEnd) {
+    int to = valueEnd;
+    while (to < source.length && isSpace(source[to])) {
+      to++;
+    }
+    return new int[] {nameAt, to < source.length && source[to] == ',' ? to + 1 : valueEnd};
+  }
+
+  private static boolean isSpace(byte b) {
+    return b == ' ' || b == '\n' || b == '\r' || b == '\t';
+  }
+
+  /** An object of strings; values that are not strings are not kept. */
+  private static Map<String, String> strings(JsonParser parser) {
     Map<String, String> values = new LinkedHashMap<>();
-    gen.writeStartObject();
     while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
       String key = parser.currentName();
-      JsonToken value = parser.nextToken();
-      gen.writeName(key);
-      if (value == JsonToken.VALUE_STRING) {
+      if (parser.nextToken() == JsonToken.VALUE_STRING) {
         values.put(key, parser.getString());
+      } else {
+        parser.skipChildren();
       }
-      gen.copyCurrentStructure(parser);
     }
-    gen.writeEndObject();
     return values.isEmpty() ? Map.of() : Collections.unmodifiableMap(values);
   }
 
@@ -216,7 +254,7 @@ public final class KubeObject {
   public static KubeObject parse(byte[] json) {
     try (JsonParser parser = KubeJson.mapper().createParser(json)) {
       parser.nextToken();
-      return read(parser, null, null);
+      return read(parser, json, null, null);
     }
   }
 

@@ -5,10 +5,13 @@ import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.ListenAddress;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
+import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerHost;
+import dev.metareactor.engine.informer.InformerLease;
+import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.informer.SharedInformers;
 import dev.metareactor.engine.kube.ApiServerCheck;
 import dev.metareactor.engine.kube.ApiWriter;
@@ -37,16 +40,18 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The running engine: one connection to the API server ({@link KubeApi}), discovery, the shared informers, the rate-limited API writer, the
- * event recorder, the hook client, the management server ({@code /metrics}, {@code /healthz}, {@code /readyz}) and
- * one {@link ControllerHost} per kind of controller object.
+ * The running engine: one connection to the API server ({@link KubeApi}), discovery, the shared informers, the
+ * rate-limited API writer, the event recorder, the hook client, the management server ({@code /metrics},
+ * {@code /healthz}, {@code /readyz}) and one {@link ControllerHost} per kind of controller object.
  *
  * <p>{@link #start} returns once the management server is bound and hosting has begun; readiness
  * ({@link #isReady()}, {@code /readyz}) follows when discovery and every hosted controller's informers have synced.
@@ -58,6 +63,10 @@ public final class Engine implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   private static final Duration MANAGEMENT_GRACE = Duration.ofSeconds(5);
+  private static final ApiResource CRDS = new ApiResource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+      "CustomResourceDefinition", false, Set.of());
+  private static final ApiResource API_SERVICES = new ApiResource("apiregistration.k8s.io", "v1", "apiservices",
+      "APIService", false, Set.of());
 
   private final EngineOptions options;
   private final PrometheusMeterRegistry meters;
@@ -99,7 +108,7 @@ public final class Engine implements AutoCloseable {
         socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady);
     resources.push(() -> management.shutdown(MANAGEMENT_GRACE));
 
-    discovery.start();
+    followDiscoveryChanges(informers);
     leaderElection.ifPresentOrElse(
         election -> election.start(this::lead, () -> fatal("lost the leader lease")),
         this::lead);
@@ -128,6 +137,15 @@ public final class Engine implements AutoCloseable {
       closeAll(resources);
       throw e;
     }
+  }
+
+  /** CRDs and APIServices are what change the served resources at runtime: discovery follows them. */
+  private void followDiscoveryChanges(SharedInformers informers) {
+    List<InformerLease> sources = List.of(informers.acquireMetadata(CRDS), informers.acquireMetadata(API_SERVICES));
+    resources.push(() -> sources.forEach(InformerLease::close));
+    Flux<ObjectEvent> changes = Flux.merge(sources.stream().map(InformerLease::events).toList())
+        .filter(event -> !event.isResync());
+    discovery.start(changes, () -> sources.stream().allMatch(InformerLease::hasSynced));
   }
 
   private void lead() {

@@ -162,7 +162,7 @@ final class LeaderElection implements AutoCloseable {
     Instant now = Instant.now();
     if (leading && observed != null && leaseValid()) {
       ObjectNode renewal = record(observed, now, true);
-      return api.update(LEASES, renewal).map(this::observe).map(lease -> true)
+      return api.update(LEASES, renewal).map(written -> observe(written.object())).map(lease -> true)
           .onErrorResume(e -> slowPath(now));
     }
     return slowPath(now);
@@ -178,10 +178,11 @@ final class LeaderElection implements AutoCloseable {
           if (!holder.isEmpty() && leaseValid() && !mine) {
             return Mono.just(false);
           }
-          return api.update(LEASES, record(lease, now, mine)).map(this::observe).map(written -> true);
+          return api.update(LEASES, record(lease, now, mine)).map(written -> observe(written.object()))
+              .map(written -> true);
         })
         .onErrorResume(e -> ApiException.codeOf(e) == 404,
-            e -> api.create(LEASES, newLease(now)).map(this::observe).map(written -> true));
+            e -> api.create(LEASES, newLease(now)).map(written -> observe(written.object())).map(written -> true));
   }
 
   /** Remembers the lease; its spec changing (not just being read again) restarts the expiry clock. */

@@ -20,16 +20,20 @@ import org.slf4j.LoggerFactory;
 public final class LogConfiguration {
 
   private static final List<String> LIBRARIES =
-      List.of("io.fabric8", "io.netty", "reactor", "io.github.resilience4j", "io.micrometer");
+      List.of("io.netty", "reactor", "io.github.resilience4j", "io.micrometer");
   private static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n";
 
   private LogConfiguration() {}
 
   /** Replaces whatever configuration Logback loaded; does nothing if SLF4J is not bound to Logback. */
   public static void apply(LogSettings settings) {
-    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
-      return;
+    if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
+      configure(context, settings);
     }
+  }
+
+  /** Configures {@code context} from scratch. */
+  static void configure(LoggerContext context, LogSettings settings) {
     context.reset();
     Encoder<ILoggingEvent> encoder;
     if (settings.json()) {

@@ -2,8 +2,6 @@ package dev.metareactor.engine.informer;
 
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeConfig;
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.nio.charset.StandardCharsets;
@@ -51,9 +49,18 @@ final class FakeApiServer implements AutoCloseable {
         .bindNow();
   }
 
+  /** A connection to this server, through a kubeconfig as the engine gets one. */
   KubeApi api() {
-    Config config = new ConfigBuilder(Config.empty()).withMasterUrl("http://127.0.0.1:" + server.port()).build();
-    return new KubeApi(KubeConfig.of(config), 4);
+    try {
+      java.nio.file.Path kubeconfig = java.nio.file.Files.createTempFile("fake-api", ".kubeconfig");
+      kubeconfig.toFile().deleteOnExit();
+      java.nio.file.Files.writeString(kubeconfig, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+          + "clusters:\n- name: fake\n  cluster: {server: 'http://127.0.0.1:" + server.port() + "'}\n"
+          + "users:\n- name: fake\n  user: {}\ncontexts:\n- name: fake\n  context: {cluster: fake, user: fake}\n");
+      return new KubeApi(KubeConfig.load(kubeconfig.toString()), 4);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   /** Queues the answer to a list request with this continue token ({@code ""} for the first page). */

@@ -155,7 +155,7 @@ class KubeLayerIT {
     ObjectNode object = KubeJson.nodes().objectNode().put("apiVersion", "v1").put("kind", "ConfigMap");
     object.putObject("metadata").put("name", "w").put("namespace", cluster.namespace());
     object.putObject("data").put("a", "1");
-    KubeObject created = writer.create(CONFIG_MAPS, object).block();
+    KubeObject created = writer.create(CONFIG_MAPS, object).block().object();
     assertThat(created.uid()).isNotBlank();
     assertThat(created.resourceVersion()).isNotBlank();
 

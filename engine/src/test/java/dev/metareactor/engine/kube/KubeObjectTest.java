@@ -49,7 +49,10 @@ class KubeObjectTest {
     ObjectNode expected = (ObjectNode) KubeJson.mapper().readTree(POD);
     ((ObjectNode) expected.get("metadata")).remove("managedFields");
     assertThat(tree).isEqualTo(expected);
-    assertThat(pod.size()).isEqualTo(KubeJson.bytes(expected).length);
+    // The bytes are the source's own, only without managedFields (the API server's JSON is compact already).
+    String managedFields = ",\n \"managedFields\":[{\"manager\":\"kubectl\",\"fieldsV1\":{\"f:metadata\":{}}}]";
+    assertThat(POD).contains(managedFields);
+    assertThat(pod.size()).isEqualTo(POD.getBytes(StandardCharsets.UTF_8).length - managedFields.length());
   }
 
   @Test
@@ -80,19 +83,39 @@ class KubeObjectTest {
   }
 
   @Test
-  void anInformerWritesTheResourcesTypeFirstAndKeepsOddValuesAsTheyCame() {
+  void listItemsGetTheResourcesTypeAndEverythingElseStaysByteForByte() {
+    // As a list of a built-in type sends its items: no apiVersion or kind, managedFields last in metadata.
     String item = "{\"metadata\":{\"name\":\"cm\",\"labels\":null,\"annotations\":{\"n\":1,\"s\":\"x\"},"
-        + "\"generation\":\"not a number\",\"managedFields\":[]},\"kind\":\"Wrong\",\"data\":{\"k\":\"v\"}}";
-    try (var parser = KubeJson.mapper().createParser(item.getBytes(StandardCharsets.UTF_8))) {
+        + "\"generation\":\"not a number\",\"managedFields\":[{\"f\":{\"a\":[1,2]}}]},\"data\":{\"k\":\"v\"}}";
+    byte[] page = ("{\"items\":[" + item + "]}").getBytes(StandardCharsets.UTF_8);
+    try (var parser = KubeJson.mapper().createParser(page)) {
       parser.nextToken();
-      KubeObject cm = KubeObject.read(parser, "v1", "ConfigMap");
+      parser.nextToken();
+      parser.nextToken();
+      parser.nextToken();
+      KubeObject cm = KubeObject.read(parser, page, "v1", "ConfigMap");
       assertThat(cm.kind()).isEqualTo("ConfigMap");
       assertThat(cm.labels()).isEmpty();
       assertThat(cm.annotations()).isEqualTo(Map.of("s", "x"));
       assertThat(cm.generation()).isZero();
-      assertThat(KubeJson.text(cm.toTree())).isEqualTo("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
-          + "\"metadata\":{\"name\":\"cm\",\"labels\":null,\"annotations\":{\"n\":1,\"s\":\"x\"},"
-          + "\"generation\":\"not a number\"},\"data\":{\"k\":\"v\"}}");
+      assertThat(new String(KubeJson.bytes(cm.toTree()), StandardCharsets.UTF_8)).isEqualTo(
+          "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"labels\":null,"
+          + "\"annotations\":{\"n\":1,\"s\":\"x\"},\"generation\":\"not a number\"},\"data\":{\"k\":\"v\"}}");
+    }
+  }
+
+  @Test
+  void managedFieldsLeaveWithTheRightCommaWhereverTheyStand() {
+    for (String metadata : List.of(
+        "{\"managedFields\":[],\"name\":\"a\"}",
+        "{\"name\":\"a\",\"managedFields\":[{}],\"uid\":\"u\"}",
+        "{ \"managedFields\" : [ {\"x\":\"]\"} ] , \"name\":\"a\" }",
+        "{\"name\":\"a\",\"managedFields\":[]}")) {
+      KubeObject object = KubeObject.parse(("{\"kind\":\"K\",\"metadata\":" + metadata + ",\"spec\":1}")
+          .getBytes(StandardCharsets.UTF_8));
+      assertThat(object.name()).isEqualTo("a");
+      assertThat(object.toTree().path("metadata").has("managedFields")).as(metadata).isFalse();
+      assertThat(object.toTree().path("spec").asInt()).isEqualTo(1);
     }
   }
 

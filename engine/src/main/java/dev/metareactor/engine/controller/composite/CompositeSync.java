@@ -243,10 +243,11 @@ final class CompositeSync {
     patch.addObject().put("op", "test").put("path", "/metadata/uid").put("value", parent.uid());
     patch.addObject().put("op", "add").put("path", "/status").set("value", status);
     String body = KubeJson.text(patch);
-    Mono<KubeObject> write = parentResource.hasStatusSubresource()
+    Mono<ApiWriter.Written> write = parentResource.hasStatusSubresource()
         ? api.patchStatus(parentResource, parent.namespace(), parent.name(), ApiWriter.PatchType.JSON, body)
         : api.patch(parentResource, parent.namespace(), parent.name(), ApiWriter.PatchType.JSON, body);
-    return write
+    // What follows (removing the finalizer) only needs the finalizers, which a status write does not change.
+    return write.thenReturn(parent)
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.empty())
         .onErrorMap(e -> ApiException.codeOf(e) != 409,
             e -> new IllegalStateException("can't update status: " + e.getMessage(), e));

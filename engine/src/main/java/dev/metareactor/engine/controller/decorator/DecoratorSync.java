@@ -277,7 +277,7 @@ final class DecoratorSync {
     ArrayNode operations = KubeJson.nodes().arrayNode();
     operations.addObject().put("op", "add").put("path", "/status").set("value", status);
     String patch = KubeJson.text(operations);
-    Mono<KubeObject> write = type.resource().hasStatusSubresource()
+    Mono<ApiWriter.Written> write = type.resource().hasStatusSubresource()
         ? api.patchStatus(type.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch)
         : api.patch(type.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch);
     return write
