@@ -60,11 +60,19 @@ final class Cluster implements AutoCloseable {
     this.client = new KubernetesClientBuilder().withConfig(config).build();
   }
 
-  /** Starts or reuses the local control plane. */
-  static Cluster connect(Path repository) throws IOException, InterruptedException {
+  /**
+   * Starts or reuses the local control plane.
+   *
+   * @param state its state directory ({@code METAREACTOR_STATE}), or {@code null} for the script's default
+   */
+  static Cluster connect(Path repository, Path state) throws IOException, InterruptedException {
     LOG.info("starting (or reusing) the local control plane");
-    Process up = new ProcessBuilder(repository.resolve("hack/local-cluster.sh").toString(), "up")
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    ProcessBuilder builder = new ProcessBuilder(repository.resolve("hack/local-cluster.sh").toString(), "up")
+        .redirectError(ProcessBuilder.Redirect.INHERIT);
+    if (state != null) {
+      builder.environment().put("METAREACTOR_STATE", state.toString());
+    }
+    Process up = builder.start();
     String out = new String(up.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     if (up.waitFor() != 0) {
       throw new IllegalStateException("hack/local-cluster.sh up failed");

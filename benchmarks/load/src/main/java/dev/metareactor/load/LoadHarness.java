@@ -14,9 +14,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * The end-to-end load harness: engines that take Metacontroller's flags, each run as its own process against the
@@ -67,9 +67,10 @@ public final class LoadHarness implements Callable<Integer> {
       description = "Length of the latency phase's trickle (default: ${DEFAULT-VALUE}).")
   Duration trickle;
 
-  @Option(names = "--ceiling", negatable = true, defaultValue = "true",
-      description = "Measure the API server's raw create rate for each size first (default: ${DEFAULT-VALUE}).")
-  boolean ceiling;
+  // A plain flag rather than picocli's negatable form: with a default of true, picocli reads --no-ceiling as "true".
+  @Option(names = "--no-ceiling",
+      description = "Skip measuring the API server's raw create rate for each size (measured first by default).")
+  boolean noCeiling;
 
   @Option(names = "--timeout", defaultValue = "10m", converter = Durations.class,
       description = "Longest wait for one phase (default: ${DEFAULT-VALUE}).")
@@ -80,6 +81,10 @@ public final class LoadHarness implements Callable<Integer> {
 
   @Option(names = "--repository", defaultValue = ".", description = "The Metareactor checkout (default: the current directory).")
   Path repository;
+
+  @Option(names = "--state", description = "State directory of the local control plane (METAREACTOR_STATE of "
+      + "hack/local-cluster.sh; default: the script's own).")
+  Path state;
 
   @Option(names = "--out", description = "Where results go (default: benchmarks/load/results/<UTC time>).")
   Path out;
@@ -108,14 +113,14 @@ public final class LoadHarness implements Callable<Integer> {
     Path cacheDir = cache != null ? cache : defaultCache();
     List<String> commonFlags = flags.isBlank() ? List.of() : List.of(flags.trim().split("\\s+"));
 
-    try (Cluster cluster = Cluster.connect(repository)) {
+    try (Cluster cluster = Cluster.connect(repository, state)) {
       cluster.installCrds(repository);
       cluster.ensureNamespace(namespace);
       cluster.deleteControllers();
       cluster.deleteBenchObjects(namespace, Duration.ofMinutes(5));
       Loadkit loadkit = Loadkit.build(repository, cacheDir, cluster.writeCredentials(results.resolve("credentials")));
       List<Results.Ceiling> ceilings = new ArrayList<>();
-      if (ceiling) {
+      if (!noCeiling) {
         cluster.ensureNamespace(namespace + "-ceiling");
         for (int size : sizes) {
           int objects = size * children;

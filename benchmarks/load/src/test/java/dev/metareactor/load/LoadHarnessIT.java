@@ -1,0 +1,77 @@
+package dev.metareactor.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.metareactor.testing.k8s.LocalCluster;
+import dev.metareactor.testing.k8s.LocalKubernetes;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * A small run of the whole harness against the real control plane and the engine jar: every phase runs and what it
+ * reports is what happened (the engine's requests as the API server audited them, the children it made).
+ */
+@LocalKubernetes
+class LoadHarnessIT {
+
+  private static final int PARENTS = 12;
+  private static final int CHILDREN = 2;
+
+  @Test
+  void measuresAnEngineThroughEveryPhase(LocalCluster cluster, @TempDir Path out) throws Exception {
+    Path repository = cluster.controlPlane().repoRoot();
+    // The launcher users run, with the JVM settings it ships (engine/src/main/jvm/jvm.options).
+    Path launcher = repository.resolve("engine/bin/metareactor");
+    int exit = new CommandLine(new LoadHarness()).execute(
+        "--engine", "metareactor=" + launcher,
+        "--parents", Integer.toString(PARENTS), "--children", Integer.toString(CHILDREN), "--runs", "1",
+        "--idle", "3s", "--trickle", "3s", "--trickle-rate", "4", "--no-ceiling",
+        "--namespace", cluster.namespace(), "--repository", repository.toString(),
+        "--state", cluster.kubeconfig().getParent().toString(), "--out", out.toString());
+    assertThat(exit).isZero();
+
+    JsonNode results = JsonMapper.builder().build().readTree(out.resolve("results.json").toFile());
+    JsonNode run = results.path("runs").get(0);
+    assertThat(run.path("error").isNull()).isTrue();
+    Map<String, JsonNode> phases = new TreeMap<>();
+    run.path("phases").forEach(phase -> phases.put(phase.path("phase").asString(), phase));
+    assertThat(phases).containsOnlyKeys("converge", "update", "idle", "latency", "restart");
+
+    JsonNode converge = phases.get("converge");
+    assertThat(converge.path("seconds").asDouble()).isPositive();
+    assertThat(converge.path("engineCpuSeconds").asDouble()).isPositive();
+    assertThat(converge.path("engineRssBytes").asLong()).isGreaterThan(10L << 20);
+    assertThat(converge.path("hookCalls").asLong()).isGreaterThanOrEqualTo(PARENTS);
+    // Counted by the API server's audit log, so exactly what the engine did: every child created once (a refused
+    // create would be counted apart, under its status code), every status written.
+    JsonNode requests = converge.path("requests");
+    assertThat(requests.path("create configmaps").asLong()).isEqualTo(PARENTS * CHILDREN);
+    assertThat(requests.path("patch loadparents.bench.metareactor.dev/status").asLong())
+        .isGreaterThanOrEqualTo(PARENTS);
+    assertThat(requests.path("list loadparents.bench.metareactor.dev").asLong()).isEqualTo(1);
+    // The update wave rewrites every child and status in place.
+    assertThat(phases.get("update").path("requests").path("update configmaps").asLong())
+        .isEqualTo(PARENTS * CHILDREN);
+    // Nothing changes while idle, and a converged engine costs the API server nothing.
+    assertThat(phases.get("idle").path("requests").size()).isZero();
+    // The trickle's edits reached the hook, each timed.
+    JsonNode latency = phases.get("latency").path("extra");
+    assertThat(latency.path("latencyCount").asDouble()).isPositive();
+    assertThat(latency.path("latencyP50Ms").asDouble()).isPositive();
+    // A restart syncs every parent again without writing anything.
+    JsonNode restart = phases.get("restart");
+    assertThat(restart.path("requests").path("create configmaps").asLong()).isZero();
+    assertThat(restart.path("extra").path("readySeconds").asDouble()).isPositive();
+
+    assertThat(Files.readString(out.resolve("summary.md"))).contains("metareactor", "converge from scratch");
+    byte[] png = Files.readAllBytes(out.resolve("chart.png"));
+    assertThat(png).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');
+  }
+}
