@@ -157,7 +157,8 @@ EOF
   ) </dev/null &
   WATCH_PID=$!
 
-  java -jar "$JAR" --kubeconfig="$KUBECONFIG" --zap-devel \
+  # The launcher runs the jar with the JVM settings the engine ships with (engine/src/main/jvm/jvm.options).
+  METAREACTOR_JAR="$JAR" engine/bin/metareactor --kubeconfig="$KUBECONFIG" --zap-devel \
     --metrics-address="127.0.0.1:$metrics_port" --health-probe-bind-address="127.0.0.1:$health_port" </dev/null &
   ENGINE_PID=$!
   trap stop_engine INT TERM

@@ -103,6 +103,17 @@ class TlsTest extends ScriptedHookTest {
   }
 
   @Test
+  void aClientKeyOfAnotherCertificateIsRejectedWhenTheHookIsPrepared() {
+    TlsMaterials swapped = new TlsMaterials(certs.caPem(), certs.client("pkcs1").certificatePem(),
+        certs.client("pkcs8").keyPem());
+    WebhookSpec spec = WebhookSpec.of("https://localhost:1/sync").withTls(swapped);
+
+    assertThatThrownBy(() -> client.hook(spec, SYNC))
+        .isInstanceOf(InvalidWebhookException.class)
+        .hasMessage("invalid webhook config: clientTLS key: does not belong to the certificate CN=client-pkcs1");
+  }
+
+  @Test
   void unusableMaterialsAreRejectedWhenTheHookIsPrepared() {
     WebhookSpec spec = WebhookSpec.of("https://localhost:1/sync").withTls(TlsMaterials.caBundle("garbage"));
 

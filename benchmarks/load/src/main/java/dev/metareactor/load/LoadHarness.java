@@ -29,7 +29,11 @@ public final class LoadHarness implements Callable<Integer> {
 
   private static final Logger LOG = LoggerFactory.getLogger(LoadHarness.class);
 
-  @Option(names = "--engine", paramLabel = "NAME=COMMAND", required = true,
+  @Option(names = "--report", paramLabel = "DIR",
+      description = "Measure nothing: write DIR/summary.md and DIR/chart.png again from DIR/results.json.")
+  Path report;
+
+  @Option(names = "--engine", paramLabel = "NAME=COMMAND",
       description = "An engine to measure, e.g. upstream=../shared/upstream/metacontroller; repeat for several. "
           + "The harness appends --kubeconfig, --metrics-address, --health-probe-bind-address and --flags.")
   List<String> engines;
@@ -99,6 +103,13 @@ public final class LoadHarness implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (report != null) {
+      Report.write(LoadRun.readResults(report.resolve("results.json")), report);
+      return 0;
+    }
+    if (engines == null || engines.isEmpty()) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "Missing required option: --engine");
+    }
     repository = repository.toAbsolutePath().normalize();
     if (!Files.isRegularFile(repository.resolve("hack/local-cluster.sh"))) {
       throw new CommandLine.ParameterException(new CommandLine(this), repository + " is not a Metareactor checkout");

@@ -329,4 +329,8 @@ final class LoadRun {
   static String toJson(Object value) {
     return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(value);
   }
+
+  static Results.Harness readResults(Path file) {
+    return JSON.readValue(file.toFile(), Results.Harness.class);
+  }
 }

@@ -55,6 +55,8 @@ final class Report {
     metrics.add(new Metric("restart: ready after (s)", r -> extra(r, "restart", "readySeconds"), true));
     metrics.add(new Metric("restart: every parent synced after (s)", r -> seconds(r, "restart"), true));
     metrics.add(new Metric("restart: engine CPU (s)", r -> cpu(r, "restart"), false));
+    metrics.add(new Metric("RSS after converge (MB)", r -> rssMb(r, "converge"), false));
+    metrics.add(new Metric("RSS after update (MB)", r -> rssMb(r, "update"), false));
     metrics.add(new Metric("RSS after idle (MB)", r -> rssMb(r, "idle"), false));
     metrics.add(new Metric("RSS after restart (MB)", r -> rssMb(r, "restart"), false));
     metrics.add(new Metric("hook CPU, converge (s)", r -> hookCpu(r, "converge"), false));

@@ -2,6 +2,7 @@ package dev.metareactor.http.tls;
 
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.util.KeyManagerFactoryWrapper;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.util.List;
@@ -57,7 +58,7 @@ public record TlsMaterials(@Nullable String caBundlePem, @Nullable String client
     if (clientCertificatePem != null && clientKeyPem != null) {
       List<X509Certificate> chain = Pem.certificates(clientCertificatePem, "clientTLS certificate");
       PrivateKey key = Pem.privateKey(clientKeyPem, "clientTLS key");
-      builder.keyManager(key, chain.toArray(X509Certificate[]::new));
+      builder.keyManager(new KeyManagerFactoryWrapper(new ClientKeyManager(key, chain)));
     }
     try {
       return builder.build();
