@@ -15,7 +15,8 @@ import javax.net.ssl.X509ExtendedKeyManager;
  *
  * <p>Why not {@code SslContextBuilder.keyManager(key, chain)}: that stores the key in a PKCS#12 key store and reads it
  * back, encrypting and decrypting it with 10,000 rounds of PBKDF2 each way — at every engine start (the kubeconfig's
- * client certificate) and every hook context, a few hundred milliseconds of CPU while the code is still interpreted.
+ * client certificate) and every hook context, while the code is still interpreted; it showed in the engine's start-up
+ * profile.
  */
 final class ClientKeyManager extends X509ExtendedKeyManager {
 
@@ -42,7 +43,7 @@ final class ClientKeyManager extends X509ExtendedKeyManager {
     String algorithm = switch (key.getAlgorithm()) {
       case "RSA" -> "SHA256withRSA";
       case "EC" -> "SHA256withECDSA";
-      case "Ed25519", "EdDSA" -> "Ed25519";
+      case "Ed25519", "Ed448", "EdDSA" -> "EdDSA";
       default -> null; // other key types are left to the handshake
     };
     if (algorithm == null) {
