@@ -182,7 +182,8 @@ public final class RelatedObjects<K> implements AutoCloseable {
       String group = ObjectMapKeys.groupKey(rule.resource().kind(), rule.resource().apiVersion());
       ObjectNode objects = related.has(group) ? (ObjectNode) related.get(group) : related.putObject(group);
       for (KubeObject object : candidates(rule, leases.get(i))) {
-        if (rule.selects(object, this::namespaceLabels)) {
+        if (ResolvedRule.visibleTo(object, parentNamespace, requestVersion)
+            && rule.selects(object, this::namespaceLabels)) {
           objects.set(ObjectMapKeys.objectKey(requestVersion, parentNamespaced,
               object.namespace(), object.name()), object.toTree());
         }

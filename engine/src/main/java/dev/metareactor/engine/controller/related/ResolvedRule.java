@@ -12,11 +12,14 @@ import java.util.function.Function;
  * A related rule as it applies to one parent: the resource it names, as discovery serves it, and the namespace it
  * reads from.
  *
- * <p>Where a rule reads, by upstream's rules: a namespaced parent reads its own namespace unless the rule names
- * another one, which only a {@code v2} customize hook may do (or {@code *}, every namespace); a cluster-scoped
- * parent reads every namespace unless the rule names one; {@code namespaceSelector} reads the namespaces whose
- * labels it matches and needs a namespaced resource (and, for a namespaced parent, a {@code v2} hook); a
- * namespaced parent reads cluster-scoped objects only with a {@code v2} hook.
+ * <p>Where a rule reads, as upstream v4.17.2 does (the README's customize reference has the whole table): a rule
+ * without {@code namespace} reads every namespace, except that a {@code v1} customize hook of a namespaced parent
+ * reads only the parent's namespace and may name no other (for a namespaced resource); a rule with
+ * {@code namespace} reads that namespace ({@code *}, every namespace, is ours: upstream reads a namespace named
+ * {@code *}); {@code namespaceSelector} reads the namespaces whose labels it matches and needs a namespaced resource
+ * and, for a namespaced parent, a {@code v2} customize hook. Cluster-scoped resources are read whole. What a
+ * {@code v1} sync or finalize request of a namespaced parent then shows is narrowed to the parent's namespace by
+ * {@link #visibleTo}, whatever the customize hook read.
  *
  * @param resource the related resource
  * @param rule the rule
@@ -38,38 +41,32 @@ public record ResolvedRule(ApiResource resource, RelatedRule rule, String scope)
    */
   public static ResolvedRule resolve(RelatedRule rule, ApiResource resource, String parentNamespace,
       HookVersion version) {
-    boolean parentNamespaced = !parentNamespace.isEmpty();
-    boolean v1 = version == HookVersion.V1;
+    boolean v1OfNamespacedParent = !parentNamespace.isEmpty() && version == HookVersion.V1;
     if (!resource.namespaced()) {
       if (rule.selection() == RelatedRule.Selection.NAMESPACE_SELECTOR) {
         throw new HookResponseException("relatedResources: namespaceSelector needs a namespaced resource; "
             + resource + " is cluster-scoped");
       }
-      if (parentNamespaced && v1) {
-        throw new HookResponseException("relatedResources: a namespaced parent reads cluster-scoped " + resource
-            + " only with version v2 of the customize hook");
-      }
       return new ResolvedRule(resource, rule, "");
     }
-    String own = parentNamespaced ? parentNamespace : "";
     String scope = switch (rule.selection()) {
-      case LABELS -> own;
+      case LABELS -> v1OfNamespacedParent ? parentNamespace : "";
       case NAMESPACE_SELECTOR -> {
-        if (parentNamespaced && v1) {
-          throw new HookResponseException("relatedResources: namespaceSelector needs version v2 of the customize "
-              + "hook for a namespaced parent");
+        if (v1OfNamespacedParent) {
+          throw new HookResponseException("namespaceSelector is not supported for namespaced parent in v1 hook "
+              + "version");
         }
         yield "";
       }
       case NAMESPACE_AND_LABELS, NAMESPACES_AND_NAMES -> {
         String requested = rule.namespace();
         if (requested == null) {
-          yield own;
+          yield v1OfNamespacedParent ? parentNamespace : "";
         }
         if (requested.equals(RelatedRule.ANY_NAMESPACE)) {
           yield "";
         }
-        if (parentNamespaced && v1 && !requested.equals(parentNamespace)) {
+        if (v1OfNamespacedParent && !requested.equals(parentNamespace)) {
           throw new HookResponseException("requested related object namespace " + requested
               + " differs from parent object namespace " + parentNamespace);
         }
@@ -77,6 +74,19 @@ public record ResolvedRule(ApiResource resource, RelatedRule rule, String scope)
       }
     };
     return new ResolvedRule(resource, rule, scope);
+  }
+
+  /**
+   * Whether a sync or finalize request shows a related object: a {@code v1} request of a namespaced parent keys
+   * objects by name alone, so it shows only those of the parent's namespace (upstream drops the others, cluster-scoped
+   * objects included, however the customize hook read them); every other request shows everything read.
+   *
+   * @param parentNamespace the parent's namespace, {@code ""} if it is cluster-scoped
+   * @param requestVersion the version of the hook the request is for
+   */
+  public static boolean visibleTo(KubeObject object, String parentNamespace, HookVersion requestVersion) {
+    return parentNamespace.isEmpty() || requestVersion != HookVersion.V1
+        || parentNamespace.equals(object.namespace());
   }
 
   /**

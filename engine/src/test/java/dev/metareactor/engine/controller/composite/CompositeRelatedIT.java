@@ -137,22 +137,53 @@ class CompositeRelatedIT extends CompositeTestBase {
   void aClusterScopedParentReadsLabelledObjectsInEveryNamespaceKeyedByNamespaceAndName() {
     parents = ParentCrd.named("Gather").clusterScoped().createIn(cluster);
     copyController(parents, "v1", "v1");
+    readsLabelledObjectsOfEveryNamespace("gather-" + UUID.randomUUID().toString().substring(0, 6));
+  }
+
+  @Test
+  void aV2LabelSelectorOfANamespacedParentReadsEveryNamespace() {
+    parents = ParentCrd.create(cluster, "Reach");
+    copyController(parents, "v2", "v2");
+    readsLabelledObjectsOfEveryNamespace("reach");
+  }
+
+  /**
+   * A parent whose rule is a label selector alone sees the matching objects of two namespaces, keyed
+   * {@code namespace/name}; one created in a third namespace re-syncs it by its own event (nothing about the parent
+   * changes), routed through the index.
+   */
+  private void readsLabelledObjectsOfEveryNamespace(String parent) {
     String a = namespace(Map.of());
     String b = namespace(Map.of());
-    configMap(a, "shared", "from-a", Map.of("share", "yes"));
-    configMap(b, "shared", "from-b", Map.of("share", "yes"));
+    configMap(a, "from-a", "a", Map.of("share", "yes"));
+    configMap(b, "from-b", "b", Map.of("share", "yes"));
     configMap(b, "private", "no", Map.of("share", "no"));
-    String parent = "gather-" + UUID.randomUUID().toString().substring(0, 6);
     cluster.deleteAfterTest(createRelatingParent(parent, List.of(Map.of("apiVersion", "v1", "resource", "configmaps",
         "labelSelector", Map.of("matchLabels", Map.of("share", "yes"))))));
 
     await().atMost(TIMEOUT).untilAsserted(() -> assertThat(relatedKeys(parent))
-        .containsExactlyInAnyOrder(a + "/shared", b + "/shared"));
+        .containsExactlyInAnyOrder(a + "/from-a", b + "/from-b"));
     String c = namespace(Map.of());
-    configMap(c, "shared", "from-c", Map.of("share", "yes"));
+    configMap(c, "from-c", "c", Map.of("share", "yes"));
     await().atMost(TIMEOUT).untilAsserted(() -> assertThat(relatedKeys(parent))
-        .containsExactlyInAnyOrder(a + "/shared", b + "/shared", c + "/shared"));
-    await().atMost(TIMEOUT).until(() -> client.configMaps().inNamespace(c).withName(parent + "-shared").get() != null);
+        .containsExactlyInAnyOrder(a + "/from-a", b + "/from-b", c + "/from-c"));
+    String childNamespace = parents.namespaced() ? cluster.namespace() : c;
+    await().atMost(TIMEOUT).until(() -> client.configMaps().inNamespace(childNamespace).withName(parent + "-from-c")
+        .get() != null);
+  }
+
+  @Test
+  void aV1LabelSelectorOfANamespacedParentReadsOnlyItsOwnNamespace() {
+    parents = ParentCrd.create(cluster, "Stay");
+    copyController(parents, "v1", "v1");
+    String elsewhere = namespace(Map.of());
+    configMap(elsewhere, "from-elsewhere", "no", Map.of("share", "yes"));
+    configMap(cluster.namespace(), "at-home", "home", Map.of("share", "yes"));
+    createRelatingParent("stay", List.of(Map.of("apiVersion", "v1", "resource", "configmaps",
+        "labelSelector", Map.of("matchLabels", Map.of("share", "yes")))));
+
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(relatedKeys("stay")).containsExactly("at-home"));
+    awaitChild("stay-at-home", "home");
   }
 
   @Test

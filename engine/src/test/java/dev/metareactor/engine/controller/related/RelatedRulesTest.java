@@ -73,22 +73,52 @@ class RelatedRulesTest {
   }
 
   @Test
-  void aNamespacedParentReadsItsOwnNamespaceAndOthersOnlyWithV2() {
+  void aNamespacedParentWithAV1HookReadsItsOwnNamespaceAndMayNameNoOther() {
     RelatedRule labels = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\"}");
     assertThat(ResolvedRule.resolve(labels, CONFIG_MAPS, "team", HookVersion.V1).scope()).isEqualTo("team");
+    RelatedRule names = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"names\":[\"x\"]}");
+    assertThat(ResolvedRule.resolve(names, CONFIG_MAPS, "team", HookVersion.V1).scope()).isEqualTo("team");
     RelatedRule elsewhere = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"namespace\":\"other\"}");
     assertThatThrownBy(() -> ResolvedRule.resolve(elsewhere, CONFIG_MAPS, "team", HookVersion.V1))
         .hasMessage("requested related object namespace other differs from parent object namespace team");
-    assertThat(ResolvedRule.resolve(elsewhere, CONFIG_MAPS, "team", HookVersion.V2).scope()).isEqualTo("other");
-    RelatedRule anywhere = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"namespace\":\"*\"}");
-    assertThat(ResolvedRule.resolve(anywhere, CONFIG_MAPS, "team", HookVersion.V1).scope()).isEmpty();
+    RelatedRule labelsElsewhere = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"namespace\":\"other\","
+        + "\"labelSelector\":{}}");
+    assertThatThrownBy(() -> ResolvedRule.resolve(labelsElsewhere, CONFIG_MAPS, "team", HookVersion.V1))
+        .hasMessage("requested related object namespace other differs from parent object namespace team");
     RelatedRule byNamespace = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"namespaceSelector\":{}}");
     assertThatThrownBy(() -> ResolvedRule.resolve(byNamespace, CONFIG_MAPS, "team", HookVersion.V1))
-        .hasMessageContaining("namespaceSelector needs version v2");
+        .hasMessage("namespaceSelector is not supported for namespaced parent in v1 hook version");
+    RelatedRule anywhere = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"namespace\":\"*\"}");
+    assertThat(ResolvedRule.resolve(anywhere, CONFIG_MAPS, "team", HookVersion.V1).scope()).isEmpty();
+    // Read whole, as upstream; a v1 request then shows none of them (visibleTo).
     RelatedRule clusterScoped = rule("{\"apiVersion\":\"v1\",\"resource\":\"namespaces\"}");
-    assertThatThrownBy(() -> ResolvedRule.resolve(clusterScoped, NAMESPACES, "team", HookVersion.V1))
-        .hasMessageContaining("only with version v2");
+    assertThat(ResolvedRule.resolve(clusterScoped, NAMESPACES, "team", HookVersion.V1).scope()).isEmpty();
+  }
+
+  @Test
+  void aNamespacedParentWithAV2HookReadsEveryNamespaceUnlessTheRuleNamesOne() {
+    RelatedRule labels = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"labelSelector\":{}}");
+    assertThat(ResolvedRule.resolve(labels, CONFIG_MAPS, "team", HookVersion.V2).scope()).isEmpty();
+    RelatedRule names = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"names\":[\"x\"]}");
+    assertThat(ResolvedRule.resolve(names, CONFIG_MAPS, "team", HookVersion.V2).scope()).isEmpty();
+    RelatedRule elsewhere = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"namespace\":\"other\"}");
+    assertThat(ResolvedRule.resolve(elsewhere, CONFIG_MAPS, "team", HookVersion.V2).scope()).isEqualTo("other");
+    RelatedRule byNamespace = rule("{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"namespaceSelector\":{}}");
+    assertThat(ResolvedRule.resolve(byNamespace, CONFIG_MAPS, "team", HookVersion.V2).scope()).isEmpty();
+    RelatedRule clusterScoped = rule("{\"apiVersion\":\"v1\",\"resource\":\"namespaces\"}");
     assertThat(ResolvedRule.resolve(clusterScoped, NAMESPACES, "team", HookVersion.V2).scope()).isEmpty();
+  }
+
+  @Test
+  void aV1RequestOfANamespacedParentShowsOnlyItsOwnNamespace() {
+    assertThat(ResolvedRule.visibleTo(object("team", "a", null), "team", HookVersion.V1)).isTrue();
+    assertThat(ResolvedRule.visibleTo(object("other", "a", null), "team", HookVersion.V1)).isFalse();
+    assertThat(ResolvedRule.visibleTo(object(null, "team", null), "team", HookVersion.V1))
+        .as("a cluster-scoped object").isFalse();
+    assertThat(ResolvedRule.visibleTo(object("other", "a", null), "team", HookVersion.V2)).isTrue();
+    assertThat(ResolvedRule.visibleTo(object(null, "team", null), "team", HookVersion.V2)).isTrue();
+    assertThat(ResolvedRule.visibleTo(object("other", "a", null), "", HookVersion.V1))
+        .as("a cluster-scoped parent").isTrue();
   }
 
   @Test
@@ -140,7 +170,13 @@ class RelatedRulesTest {
         + "\"namespaceSelector\":{\"matchLabels\":{\"env\":\"prod\"}}}"), CONFIG_MAPS, "team", HookVersion.V2)));
     index.put(anywhere, List.of(ResolvedRule.resolve(rule(
         "{\"apiVersion\":\"v1\",\"resource\":\"configmaps\",\"namespace\":\"*\",\"names\":[\"global\"]}"),
-        CONFIG_MAPS, "team", HookVersion.V1)));
+        CONFIG_MAPS, "team", HookVersion.V2)));
+    ParentKey v2Labels = new ParentKey("team", "v2-labels");
+    ParentKey v1Labels = new ParentKey("team", "v1-labels");
+    String teamLabels = "{\"apiVersion\":\"v1\",\"resource\":\"configmaps\","
+        + "\"labelSelector\":{\"matchLabels\":{\"team\":\"yes\"}}}";
+    index.put(v2Labels, List.of(ResolvedRule.resolve(rule(teamLabels), CONFIG_MAPS, "team", HookVersion.V2)));
+    index.put(v1Labels, List.of(ResolvedRule.resolve(rule(teamLabels), CONFIG_MAPS, "team", HookVersion.V1)));
 
     assertThat(parents(index, object("team", "settings", null))).containsExactly(byName);
     assertThat(parents(index, object("other", "settings", null))).isEmpty();
@@ -148,13 +184,16 @@ class RelatedRulesTest {
     assertThat(parents(index, object("prod", "x", Map.of("share", "yes"))))
         .containsExactlyInAnyOrder(byLabel, byNamespace);
     assertThat(parents(index, object("dev", "global", null))).containsExactly(anywhere);
+    assertThat(parents(index, object("dev", "x", Map.of("team", "yes")))).containsExactly(v2Labels);
+    assertThat(parents(index, object("team", "x", Map.of("team", "yes")))).containsExactlyInAnyOrder(v2Labels,
+        v1Labels);
     assertThat(index.parentsSelectingNamespaces()).containsExactly(byNamespace);
 
     index.remove(byLabel);
     assertThat(parents(index, object("other", "x", Map.of("share", "yes")))).isEmpty();
     index.put(byName, List.of());
     assertThat(parents(index, object("team", "settings", null))).isEmpty();
-    assertThat(index.size()).isEqualTo(3);
+    assertThat(index.size()).isEqualTo(5);
   }
 
   private static Set<ParentKey> parents(RelatedIndex<ParentKey> index, KubeObject object) {
