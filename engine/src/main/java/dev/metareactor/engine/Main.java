@@ -23,6 +23,7 @@ public final class Main {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
   /** Exit code when the engine cannot start or had to stop. */
   static final int FAILED = 1;
+  private static final String FATAL = "fatal: ";
 
   private Main() {}
 
@@ -47,10 +48,16 @@ public final class Main {
       LOG.error("cannot start: {}", e.getMessage(), e);
       return FAILED;
     }
-    engine.fatalError().thenAccept(reason -> stop.complete("fatal: " + reason));
+    engine.fatalError().thenAccept(reason -> stop.complete(FATAL + reason));
     String reason = stop.join();
-    LOG.info("stopping ({})", reason);
+    boolean failed = reason.startsWith(FATAL);
+    if (failed) {
+      // Metacontroller's last line when it must end (a lost lease): the same words, at error.
+      LOG.atError().setMessage("Terminating").addKeyValue("error", reason.substring(FATAL.length())).log();
+    } else {
+      LOG.info("stopping ({})", reason);
+    }
     engine.close();
-    return reason.startsWith("fatal: ") ? FAILED : 0;
+    return failed ? FAILED : 0;
   }
 }

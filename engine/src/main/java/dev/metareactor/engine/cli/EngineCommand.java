@@ -137,7 +137,7 @@ public final class EngineCommand implements Callable<Integer> {
   String zapStacktraceLevel;
 
   @Option(names = {"--zap-time-encoding", "-zap-time-encoding"}, paramLabel = "FORMAT", defaultValue = "",
-      description = "Accepted for compatibility; timestamps are ISO-8601.")
+      description = "Time in JSON lines: epoch, millis, nano, iso8601, rfc3339 or rfc3339nano (default rfc3339).")
   String zapTimeEncoding;
 
   // --- Metareactor's own flags ------------------------------------------------------------------------
@@ -219,7 +219,7 @@ public final class EngineCommand implements Callable<Integer> {
         targetLabelSelector,
         ApplyStrategy.parse(applyStrategy),
         ssaFieldManager,
-        LogSettings.fromZapFlags(zapLogLevel, zapDevel, zapEncoder),
+        LogSettings.fromZapFlags(zapLogLevel, zapDevel, zapEncoder, zapTimeEncoding),
         new RetrySettings(retryBaseDelay, retryMaxDelay, new RateLimit(retryQps, retryBurst)),
         apiConcurrency,
         shutdownTimeout);

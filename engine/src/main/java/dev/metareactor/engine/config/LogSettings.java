@@ -7,19 +7,58 @@ import java.util.Objects;
  * Logging, from zap's flags as Metacontroller accepts them: {@code --zap-log-level} ({@code debug}, {@code info},
  * {@code error}, or a verbosity from 1 up: 1 to 4 log at debug, 5 and more at trace), {@code --zap-devel}
  * (human-readable console output instead of JSON lines), {@code --zap-encoder} ({@code json} or
- * {@code console}, overriding the {@code --zap-devel} default).
+ * {@code console}, overriding the {@code --zap-devel} default), {@code --zap-time-encoding} (how JSON lines write
+ * the time).
  *
  * @param level an SLF4J level name: TRACE, DEBUG, INFO, WARN or ERROR
  * @param json whether to write JSON lines
+ * @param time how JSON lines write the time
  */
-public record LogSettings(String level, boolean json) {
+public record LogSettings(String level, boolean json, TimeEncoding time) {
+
+  /** zap's time encodings, by their {@code --zap-time-encoding} names. */
+  public enum TimeEncoding {
+    /** Seconds since the epoch, with a fraction. */
+    EPOCH,
+    /** Milliseconds since the epoch, with a fraction. */
+    MILLIS,
+    /** Nanoseconds since the epoch. */
+    NANO,
+    /** {@code 2026-11-23T17:25:24.123+0000}. */
+    ISO8601,
+    /** {@code 2026-11-23T17:25:24Z}: controller-runtime's default, so Metacontroller's. */
+    RFC3339,
+    /** {@code 2026-11-23T17:25:24.123456789Z}. */
+    RFC3339_NANO;
+
+    /** Parses a {@code --zap-time-encoding} value; empty means {@link #RFC3339}. */
+    public static TimeEncoding parse(String value) {
+      if (value == null || value.isBlank()) {
+        return RFC3339;
+      }
+      return switch (value.strip().toLowerCase(Locale.ROOT)) {
+        case "epoch" -> EPOCH;
+        case "millis" -> MILLIS;
+        case "nano" -> NANO;
+        case "iso8601" -> ISO8601;
+        case "rfc3339" -> RFC3339;
+        case "rfc3339nano" -> RFC3339_NANO;
+        default -> throw new IllegalArgumentException("invalid --zap-time-encoding '" + value
+            + "': expected epoch, millis, nano, iso8601, rfc3339 or rfc3339nano");
+      };
+    }
+  }
 
   public LogSettings {
     Objects.requireNonNull(level, "level");
+    Objects.requireNonNull(time, "time");
   }
 
-  /** Interprets the zap flags; {@code encoder} may be null or empty (then {@code devel} decides). */
-  public static LogSettings fromZapFlags(String zapLevel, boolean devel, String encoder) {
+  /**
+   * Interprets the zap flags; {@code encoder} and {@code timeEncoding} may be null or empty (then {@code devel},
+   * and RFC 3339, decide).
+   */
+  public static LogSettings fromZapFlags(String zapLevel, boolean devel, String encoder, String timeEncoding) {
     boolean json;
     if (encoder == null || encoder.isBlank()) {
       json = !devel;
@@ -30,7 +69,7 @@ public record LogSettings(String level, boolean json) {
         default -> throw new IllegalArgumentException("invalid --zap-encoder '" + encoder + "': expected json or console");
       };
     }
-    return new LogSettings(level(zapLevel, devel), json);
+    return new LogSettings(level(zapLevel, devel), json, TimeEncoding.parse(timeEncoding));
   }
 
   private static String level(String zapLevel, boolean devel) {

@@ -110,7 +110,7 @@ public final class Engine implements AutoCloseable {
 
     followDiscoveryChanges(informers);
     leaderElection.ifPresentOrElse(
-        election -> election.start(this::lead, () -> fatal("lost the leader lease")),
+        election -> election.start(this::lead, () -> fatal("leader election lost")),
         this::lead);
   }
 

@@ -37,8 +37,10 @@ import tools.jackson.databind.node.ObjectNode;
  * <p>A graceful stop releases the lease as client-go does (holder cleared, duration 1 s), so a standby takes over at
  * once; upstream does not release it, and its standby waits out the 15 s.
  *
- * <p>Logs upstream's lines {@code Attempting to acquire leader lease...} and {@code Successfully acquired lease}
- * with the lease as {@code lock}, which tooling (and Metacontroller's own example test) looks for.
+ * <p>Logs Metacontroller v4.17.2's lines (client-go's) as it prints them: {@code Attempting to acquire leader
+ * lease...}, {@code Successfully acquired lease} and, at info, {@code Failed to renew lease} with its {@code err},
+ * each with the lease as {@code lock}; the process then ends with Metacontroller's error line {@code Terminating}
+ * ({@code error: leader election lost}). Tooling, and Metacontroller's own example test, look for them.
  */
 final class LeaderElection implements AutoCloseable {
 
@@ -144,7 +146,7 @@ final class LeaderElection implements AutoCloseable {
       renewedAt = now;
     } else if (now - renewedAt > RENEW_DEADLINE.toNanos()) {
       leading = false;
-      LOG.atError().setMessage("Failed to renew lease").addKeyValue("lock", lock)
+      LOG.atInfo().setMessage("Failed to renew lease").addKeyValue("lock", lock)
           .addKeyValue("err", "no renewal succeeded for " + RENEW_DEADLINE.toSeconds() + "s").log();
       onLost.run();
       return;
@@ -157,10 +159,14 @@ final class LeaderElection implements AutoCloseable {
     next = Mono.delay(delay).publishOn(scheduler).subscribe(tick -> attempt());
   }
 
-  /** client-go's tryAcquireOrRenew: the fast path for a leader, else read, check, take or renew. */
+  /**
+   * client-go's tryAcquireOrRenew: the fast path for a leader whose last sight of the lease showed it as the holder,
+   * else read, check, take or renew. (The holder check matters: after a failed renewal the lease last seen may be
+   * another replica's, and renewing that one would take it from its holder.)
+   */
   private Mono<Boolean> tryAcquireOrRenew() {
     Instant now = Instant.now();
-    if (leading && observed != null && leaseValid()) {
+    if (leading && observed != null && leaseValid() && heldBy(observed, identity)) {
       ObjectNode renewal = record(observed, now, true);
       return api.update(LEASES, renewal).map(written -> observe(written.object())).map(lease -> true)
           .onErrorResume(e -> slowPath(now));
@@ -172,10 +178,8 @@ final class LeaderElection implements AutoCloseable {
     return api.get(LEASES, namespace, name)
         .flatMap(lease -> {
           observe(lease);
-          JsonNode spec = lease.toTree().path("spec");
-          String holder = spec.path("holderIdentity").asString("");
-          boolean mine = identity.equals(holder);
-          if (!holder.isEmpty() && leaseValid() && !mine) {
+          boolean mine = heldBy(lease, identity);
+          if (!heldBy(lease, "") && leaseValid() && !mine) {
             return Mono.just(false);
           }
           return api.update(LEASES, record(lease, now, mine)).map(written -> observe(written.object()))
@@ -183,6 +187,10 @@ final class LeaderElection implements AutoCloseable {
         })
         .onErrorResume(e -> ApiException.codeOf(e) == 404,
             e -> api.create(LEASES, newLease(now)).map(written -> observe(written.object())).map(written -> true));
+  }
+
+  private static boolean heldBy(KubeObject lease, String holder) {
+    return holder.equals(lease.toTree().path("spec").path("holderIdentity").asString(""));
   }
 
   /** Remembers the lease; its spec changing (not just being read again) restarts the expiry clock. */
@@ -257,10 +265,10 @@ final class LeaderElection implements AutoCloseable {
     Instant now = Instant.now();
     return api.get(LEASES, namespace, name)
         .flatMap(lease -> {
-          ObjectNode tree = lease.toTree();
-          if (!identity.equals(tree.path("spec").path("holderIdentity").asString(""))) {
+          if (!heldBy(lease, identity)) {
             return Mono.empty();
           }
+          ObjectNode tree = lease.toTree();
           ObjectNode spec = KubeJson.nodes().objectNode();
           spec.put("leaseDurationSeconds", 1);
           spec.put("acquireTime", MICRO_TIME.format(now));

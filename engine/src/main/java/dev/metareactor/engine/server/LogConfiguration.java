@@ -2,26 +2,26 @@ package dev.metareactor.engine.server;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.JsonEncoder;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.encoder.Encoder;
 import dev.metareactor.engine.config.LogSettings;
+import java.time.ZoneId;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Configures Logback from the {@code --zap-*} flags: one appender on stderr (where zap writes), JSON lines or a
- * human-readable pattern, the chosen level for the engine. Libraries log one level quieter than the engine
+ * Configures Logback from the {@code --zap-*} flags: one appender on stderr (where zap writes), JSON lines shaped as
+ * zap's ({@link ZapJsonEncoder}) or a human-readable pattern, the chosen level for the engine. Libraries log one level quieter than the engine
  * (informers, Netty and the Kubernetes client are chatty at debug), except at trace, where everything logs.
  */
 public final class LogConfiguration {
 
   private static final List<String> LIBRARIES =
       List.of("io.netty", "reactor", "io.github.resilience4j", "io.micrometer");
-  private static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n";
+  private static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%replace( %kvp){'^ $', ''}%n";
 
   private LogConfiguration() {}
 
@@ -37,10 +37,7 @@ public final class LogConfiguration {
     context.reset();
     Encoder<ILoggingEvent> encoder;
     if (settings.json()) {
-      JsonEncoder json = new JsonEncoder();
-      json.setWithSequenceNumber(false);
-      json.setWithContext(false);
-      encoder = json;
+      encoder = new ZapJsonEncoder(settings.time(), ZoneId.systemDefault());
     } else {
       PatternLayoutEncoder pattern = new PatternLayoutEncoder();
       pattern.setPattern(PATTERN);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.ListenAddress;
+import dev.metareactor.engine.config.LogSettings;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
@@ -82,11 +83,21 @@ class EngineCommandTest {
     assertThat(parsed.get().logging().json()).isFalse();
   }
 
+  @Test
+  void theTimeOfJsonLinesFollowsZapTimeEncoding() {
+    assertThat(run()).isZero();
+    assertThat(parsed.get().logging().time()).isEqualTo(LogSettings.TimeEncoding.RFC3339);
+    assertThat(run("--zap-time-encoding=rfc3339nano")).isZero();
+    assertThat(parsed.get().logging().time()).isEqualTo(LogSettings.TimeEncoding.RFC3339_NANO);
+    assertThat(run("--zap-time-encoding", "epoch")).isZero();
+    assertThat(parsed.get().logging().time()).isEqualTo(LogSettings.TimeEncoding.EPOCH);
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {
       "--workers=0", "--workers=many", "--discovery-interval=10", "--discovery-interval=-5s",
       "--metrics-address=9999", "--events-qps=0", "--events-qps=1/0", "--apply-strategy=kubectl",
-      "--zap-log-level=loud", "--zap-encoder=xml", "--leader-election-resource-lock=configmaps",
+      "--zap-log-level=loud", "--zap-encoder=xml", "--zap-time-encoding=sundial", "--leader-election-resource-lock=configmaps",
       "--retry-max-delay=1ms", "--no-such-flag", "--client-go-burst=0"})
   void badValuesExitTwoWithOneLine(String arg) {
     assertThat(run(arg)).isEqualTo(EngineCommand.USAGE_ERROR);

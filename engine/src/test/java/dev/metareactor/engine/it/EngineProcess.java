@@ -1,0 +1,102 @@
+package dev.metareactor.engine.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The runnable jar as a user runs it ({@code java -jar engine/target/metareactor.jar [flags]}), in a process of its
+ * own whose output (stdout and stderr) goes to a file the test reads.
+ */
+public final class EngineProcess implements AutoCloseable {
+
+  private static final Path JAR = Path.of("target", "metareactor.jar");
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+
+  private final Process process;
+  private final Path log;
+
+  private EngineProcess(Process process, Path log) {
+    this.process = process;
+    this.log = log;
+  }
+
+  /** Starts the jar with {@code flags}; its output goes to {@code log}. */
+  public static EngineProcess start(Path log, String... flags) {
+    assertThat(JAR).as("built by the package phase").exists();
+    List<String> command = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
+    command.addAll(List.of(flags));
+    try {
+      return new EngineProcess(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile())
+          .start(), log);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Everything the process wrote so far. */
+  public String output() {
+    try {
+      return Files.readString(log, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The lines written so far. */
+  public List<String> lines() {
+    return output().lines().toList();
+  }
+
+  /** The JSON lines written so far (the engine's log in its default format), parsed; other lines are skipped. */
+  public List<JsonNode> jsonLines() {
+    List<JsonNode> parsed = new ArrayList<>();
+    for (String line : lines()) {
+      if (line.startsWith("{")) {
+        try {
+          parsed.add(JSON.readTree(line));
+        } catch (JacksonException e) {
+          // a line cut short by a read racing the write: the next read sees it whole
+        }
+      }
+    }
+    return parsed;
+  }
+
+  /** Sends SIGTERM. */
+  public void terminate() {
+    process.destroy();
+  }
+
+  /** Waits up to {@code seconds} for the process to end; its exit code, or {@code null} while it still runs. */
+  public Integer awaitExit(long seconds) throws InterruptedException {
+    return process.waitFor(seconds, TimeUnit.SECONDS) ? process.exitValue() : null;
+  }
+
+  /** Kills the process if it still runs. */
+  @Override
+  public void close() {
+    process.destroyForcibly();
+  }
+
+  /** A free loopback port. */
+  public static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
