@@ -53,7 +53,7 @@ import tools.jackson.databind.node.ObjectNode;
  *
  * @param <K> the work-queue key: which object one sync is about
  */
-public abstract class AbstractHostedController<K> implements HostedController {
+public abstract class AbstractHostedController<K extends SyncKey> implements HostedController {
 
   private static final Duration SYNC_POLL = Duration.ofMillis(50);
   private static final Duration MIN_RESYNC_PERIOD = Duration.ofSeconds(1);
@@ -78,6 +78,8 @@ public abstract class AbstractHostedController<K> implements HostedController {
   private HookMaterials hookMaterials;
   private RelatedObjects<K> related;
   private Disposable workers;
+  /** Set by {@link #wire}, read by syncs and timers after it. */
+  private volatile ObjectSync<K> sync;
 
   /**
    * @param kind the controller object's kind, for logs, Events, queue and hook metrics
@@ -126,30 +128,12 @@ public abstract class AbstractHostedController<K> implements HostedController {
    * lifecycle lock, on a worker thread.
    *
    * @param resources the resolved {@link #resources()}, in the same order
+   * @return the sync the workers run, which also answers which objects the controller is responsible for
    */
-  protected abstract void wire(List<ApiResource> resources);
-
-  /**
-   * Syncs what {@code key} names.
-   *
-   * @return when to sync it again regardless of events; fails when the sync failed
-   */
-  protected abstract Mono<Optional<Duration>> sync(K key);
-
-  /** The object {@code key} names, as cached (for the {@code SyncError} Event of a failed sync). */
-  protected abstract Optional<KubeObject> objectOf(K key);
+  protected abstract ObjectSync<K> wire(List<ApiResource> resources);
 
   /** {@code resyncPeriodSeconds}: 0 for none. */
   protected abstract int resyncPeriodSeconds();
-
-  /** Enqueues every object the controller is responsible for (a periodic resync). */
-  protected abstract void resyncAll();
-
-  /** The cached objects that carry this controller's finalizer, with their resources (for retiring). */
-  protected abstract List<FinalizedObject> objectsWithFinalizer();
-
-  /** An object carrying this controller's finalizer. */
-  public record FinalizedObject(ApiResource resource, KubeObject object) {}
 
   // ---- for subclasses
 
@@ -196,6 +180,22 @@ public abstract class AbstractHostedController<K> implements HostedController {
   protected final HookCaller hook(String type) {
     return hookConfigs.get(type).map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
         new HookIdentity(type, name, kind))).orElse(null);
+  }
+
+  /**
+   * The sync the workers run: {@code syncKind}'s part within {@link ObjectSync}, with this controller's sync and
+   * finalize hooks, its related objects (from {@link #relatedObjects}) and its finalizer.
+   */
+  protected final ObjectSync<K> objectSync(ObjectSync.Kind<K> syncKind, ObjectSync.Shape shape,
+      RelatedObjects<K> relatedObjects) {
+    return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson,
+        new ObjectSync.Hooks(chosenHook("sync"), chosenHook("finalize")), relatedObjects,
+        new ChildrenManager(context.api()), finalizers);
+  }
+
+  private ObjectSync.ChosenHook chosenHook(String type) {
+    return hookConfigs.get(type).map(config -> new ObjectSync.ChosenHook(type, hook(type), config.hook()))
+        .orElse(null);
   }
 
   /** The customize hook and its related objects. */
@@ -277,7 +277,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
             context.meters());
         hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
             this::reportHookProblem);
-        wire(resources);
+        sync = wire(resources);
         leases.addAll(hookMaterials.watch());
         return true;
       } catch (RuntimeException e) {
@@ -311,7 +311,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
       if (resyncPeriodSeconds() > 0) {
         Duration period = Duration.ofSeconds(resyncPeriodSeconds());
         period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
-        subscriptions.add(Flux.interval(period, period).subscribe(tick -> resyncAll()));
+        subscriptions.add(Flux.interval(period, period).subscribe(tick -> sync.responsibleKeys().forEach(this::enqueue)));
       }
       phase = Phase.RUNNING;
     }
@@ -319,7 +319,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
 
   /** One run of one key; whatever happens ends in an outcome for the queue, never in an error. */
   private Mono<Outcome> syncOnce(K key) {
-    return Mono.defer(() -> sync(key))
+    return Mono.defer(() -> sync.sync(key))
         .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
         .onErrorResume(RetryAfterException.class, e -> {
           log.debug("{} {}: hook asked to retry {} after {}", kind, name, key, e.delay());
@@ -343,7 +343,7 @@ public abstract class AbstractHostedController<K> implements HostedController {
     String message = error.getMessage() == null ? error.getClass().getName() : error.getMessage();
     log.warn("{} {}: sync of {} failed: {}", kind, name, key, message);
     log.debug("{} {}: sync of {} failed", kind, name, key, error);
-    objectOf(key).ifPresent(object ->
+    sync.cached(key).ifPresent(object ->
         context.events().record(object, EventRecorder.Type.Warning, "SyncError", "Sync error: " + message));
   }
 
@@ -393,9 +393,9 @@ public abstract class AbstractHostedController<K> implements HostedController {
    * adds it back. Failures are logged: the objects stay as they are and can be fixed by hand.
    */
   private Mono<Void> removeFinalizers() {
-    List<FinalizedObject> objects;
+    List<SyncedObject> objects;
     synchronized (lifecycle) {
-      objects = queue == null ? List.of() : objectsWithFinalizer();
+      objects = queue == null ? List.of() : sync.withFinalizer();
     }
     return Flux.fromIterable(objects)
         .flatMap(finalized -> finalizers.remove(finalized.resource(), finalized.object())

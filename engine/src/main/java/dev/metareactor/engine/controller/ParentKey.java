@@ -5,7 +5,7 @@ import java.util.Objects;
 /**
  * The work-queue key of a parent object: what one sync is about. Namespace is empty for cluster-scoped parents.
  */
-public record ParentKey(String namespace, String name) {
+public record ParentKey(String namespace, String name) implements SyncKey {
 
   public ParentKey {
     Objects.requireNonNull(namespace, "namespace");

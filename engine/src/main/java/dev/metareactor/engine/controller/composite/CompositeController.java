@@ -1,25 +1,22 @@
 package dev.metareactor.engine.controller.composite;
 
-import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.controller.AbstractHostedController;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildType;
-import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
-import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.KubeObject;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import reactor.core.publisher.Mono;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -47,11 +44,6 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   }
 
   private final CompositeControllerSpec spec;
-
-  /** Set by {@link #wire}, read by syncs and timers after it. */
-  private volatile InformerLease parents;
-  private volatile CompositeRouter router;
-  private volatile CompositeSync sync;
 
   private CompositeController(KubeObject object, ObjectNode json, CompositeControllerSpec spec,
       ControllerContext context) {
@@ -90,57 +82,26 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   }
 
   @Override
-  protected void wire(List<ApiResource> resources) {
-    ApiResource parentResource = resources.get(0);
-    InformerLease parentInformer = acquire(parentResource);
+  protected ObjectSync<ParentKey> wire(List<ApiResource> resources) {
+    SyncedResource parents = new SyncedResource(resources.get(0), acquire(resources.get(0)),
+        parent -> spec.parentSelector().matches(parent.labels()), finalizers());
     List<ChildType> childTypes = new ArrayList<>();
     for (int i = 0; i < spec.children().size(); i++) {
-      ChildResourceRule rule = spec.children().get(i);
       ApiResource resource = resources.get(i + 1);
-      childTypes.add(new ChildType(resource, acquire(resource), rule.updateMethod()));
+      childTypes.add(new ChildType(resource, acquire(resource), spec.children().get(i).updateMethod()));
     }
     RelatedObjects<ParentKey> related = relatedObjects();
-    CompositeRouter compositeRouter = new CompositeRouter(spec, parentResource, parentInformer, this::enqueue,
-        related::forget);
-    sync = new CompositeSync(spec, controllerJson(), parentResource, parentInformer, childTypes,
-        new CompositeSync.Hooks(hook("sync"), hook("finalize")),
-        new ChildClaimer(context().api()), related, new ChildrenManager(context().api()), finalizers(),
-        context().api(), compositeRouter::responsibleFor);
-    parents = parentInformer;
-    router = compositeRouter;
-    subscribe(parentInformer, "parent", compositeRouter::onParentEvent);
+    CompositeRouter router = new CompositeRouter(spec, parents, this::enqueue, related::forget);
+    subscribe(parents.informer(), "parent", router::onParentEvent);
     for (ChildType type : childTypes) {
-      subscribe(type.informer(), "child", compositeRouter::onChildEvent);
+      subscribe(type.informer(), "child", router::onChildEvent);
     }
-  }
-
-  @Override
-  protected Mono<Optional<Duration>> sync(ParentKey key) {
-    return sync.sync(key);
-  }
-
-  @Override
-  protected Optional<KubeObject> objectOf(ParentKey key) {
-    return parents.get(key.namespace(), key.name());
+    return objectSync(new CompositeSync(spec, parents, childTypes, new ChildClaimer(context().api()),
+        context().api()), CompositeSync.SHAPE, related);
   }
 
   @Override
   protected int resyncPeriodSeconds() {
     return spec.resyncPeriodSeconds();
-  }
-
-  @Override
-  protected void resyncAll() {
-    for (KubeObject parent : parents.list()) {
-      if (router.responsibleFor(parent)) {
-        enqueue(router.keyOf(parent));
-      }
-    }
-  }
-
-  @Override
-  protected List<FinalizedObject> objectsWithFinalizer() {
-    return parents.list().stream().filter(finalizers()::presentOn)
-        .map(parent -> new FinalizedObject(parents.resource(), parent)).toList();
   }
 }

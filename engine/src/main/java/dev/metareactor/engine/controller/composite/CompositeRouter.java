@@ -3,8 +3,8 @@ package dev.metareactor.engine.controller.composite;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.discovery.ApiResource;
-import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
@@ -31,16 +31,14 @@ import java.util.function.Consumer;
 final class CompositeRouter {
 
   private final CompositeControllerSpec spec;
-  private final ApiResource parentResource;
-  private final InformerLease parents;
+  private final SyncedResource parents;
   private final Consumer<ParentKey> enqueue;
   private final Consumer<ParentKey> gone;
   private final SelectorIndex<ParentKey> selectors = new SelectorIndex<>();
 
-  CompositeRouter(CompositeControllerSpec spec, ApiResource parentResource, InformerLease parents,
-      Consumer<ParentKey> enqueue, Consumer<ParentKey> gone) {
+  CompositeRouter(CompositeControllerSpec spec, SyncedResource parents, Consumer<ParentKey> enqueue,
+      Consumer<ParentKey> gone) {
     this.spec = Objects.requireNonNull(spec, "spec");
-    this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.enqueue = Objects.requireNonNull(enqueue, "enqueue");
     this.gone = Objects.requireNonNull(gone, "gone");
@@ -49,7 +47,7 @@ final class CompositeRouter {
   void onParentEvent(ObjectEvent event) {
     KubeObject parent = event.object();
     ParentKey key = keyOf(parent);
-    boolean responsible = responsibleFor(parent);
+    boolean responsible = parents.responsibleFor(parent);
     if (responsible && event.type() != ObjectEvent.Type.DELETED) {
       if (selectorMayHaveChanged(key, event)) {
         fileSelector(key, parent);
@@ -80,15 +78,7 @@ final class CompositeRouter {
   }
 
   private void routeToOwner(KubeObject child, OwnerRef controller) {
-    if (controller == null || !controller.kind().equals(parentResource.kind())
-        || !ApiResource.groupOf(controller.apiVersion()).equals(parentResource.group())) {
-      return;
-    }
-    String namespace = parentResource.namespaced() ? child.namespace() : "";
-    parents.get(namespace, controller.name())
-        .filter(parent -> Objects.equals(parent.uid(), controller.uid()))
-        .filter(this::responsibleFor)
-        .ifPresent(parent -> enqueue.accept(keyOf(parent)));
+    parents.controllerOf(child, controller).ifPresent(parent -> enqueue.accept(keyOf(parent)));
   }
 
   /** An orphan may be adopted by the parents whose selector matches it; a deleted or dying one by none. */
@@ -98,7 +88,7 @@ final class CompositeRouter {
       return;
     }
     for (ParentKey key : selectors.matching(orphan.namespace(), orphan.labels())) {
-      parents.get(key.namespace(), key.name()).filter(this::responsibleFor).ifPresent(parent -> enqueue.accept(key));
+      parents.find(key.namespace(), key.name()).ifPresent(parent -> enqueue.accept(key));
     }
   }
 
@@ -123,12 +113,11 @@ final class CompositeRouter {
     }
   }
 
-  /** Whether this controller syncs {@code parent}: selected by its labels, or still holding our finalizer. */
-  boolean responsibleFor(KubeObject parent) {
-    return spec.parentSelector().matches(parent.labels()) || parent.finalizers().contains(spec.finalizerName());
+  private ParentKey keyOf(KubeObject parent) {
+    return keyOf(parents.resource(), parent);
   }
 
-  ParentKey keyOf(KubeObject parent) {
+  static ParentKey keyOf(ApiResource parentResource, KubeObject parent) {
     return new ParentKey(parentResource.namespaced() ? parent.namespace() : "", parent.name());
   }
 }

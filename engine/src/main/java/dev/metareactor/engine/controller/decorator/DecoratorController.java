@@ -1,23 +1,20 @@
 package dev.metareactor.engine.controller.decorator;
 
-import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.DecoratorControllerSpec;
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.controller.AbstractHostedController;
 import dev.metareactor.engine.controller.ChildType;
-import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
 import dev.metareactor.engine.kube.KubeObject;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import reactor.core.publisher.Mono;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -41,11 +38,6 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
   }
 
   private final DecoratorControllerSpec spec;
-
-  /** Set by {@link #wire}, read by syncs and timers after it. */
-  private volatile List<TargetType> targets = List.of();
-  private volatile DecoratorRouter router;
-  private volatile DecoratorSync sync;
 
   private DecoratorController(KubeObject object, ObjectNode json, DecoratorControllerSpec spec,
       ControllerContext context) {
@@ -73,69 +65,33 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
   }
 
   @Override
-  protected void wire(List<ApiResource> resources) {
+  protected ObjectSync<TargetKey> wire(List<ApiResource> resources) {
     List<TargetType> targetTypes = new ArrayList<>();
     for (int i = 0; i < spec.targets().size(); i++) {
       ApiResource resource = resources.get(i);
-      targetTypes.add(new TargetType(resource, spec.targets().get(i), acquire(resource)));
+      DecoratorControllerSpec.Target rule = spec.targets().get(i);
+      targetTypes.add(new TargetType(new SyncedResource(resource, acquire(resource),
+          target -> DecoratorRouter.selected(rule, target), finalizers()), rule));
     }
     List<ChildType> attachmentTypes = new ArrayList<>();
     for (int i = 0; i < spec.attachments().size(); i++) {
-      ChildResourceRule rule = spec.attachments().get(i);
       ApiResource resource = resources.get(spec.targets().size() + i);
-      attachmentTypes.add(new ChildType(resource, acquire(resource), rule.updateMethod()));
+      attachmentTypes.add(new ChildType(resource, acquire(resource), spec.attachments().get(i).updateMethod()));
     }
     RelatedObjects<TargetKey> related = relatedObjects();
-    DecoratorRouter decoratorRouter = new DecoratorRouter(targetTypes, spec.finalizerName(), this::enqueue,
-        related::forget);
-    sync = new DecoratorSync(spec, controllerJson(), targetTypes, attachmentTypes,
-        new DecoratorSync.Hooks(hook("sync"), hook("finalize")), related,
-        new ChildrenManager(context().api()), finalizers(), context().api(),
-        decoratorRouter);
-    targets = List.copyOf(targetTypes);
-    router = decoratorRouter;
+    DecoratorRouter router = new DecoratorRouter(targetTypes, this::enqueue, related::forget);
     for (TargetType type : targetTypes) {
-      subscribe(type.informer(), "target", event -> decoratorRouter.onTargetEvent(type, event));
+      subscribe(type.synced().informer(), "target", event -> router.onTargetEvent(type, event));
     }
     for (ChildType type : attachmentTypes) {
-      subscribe(type.informer(), "attachment", decoratorRouter::onAttachmentEvent);
+      subscribe(type.informer(), "attachment", router::onAttachmentEvent);
     }
-  }
-
-  @Override
-  protected Mono<Optional<Duration>> sync(TargetKey key) {
-    return sync.sync(key);
-  }
-
-  @Override
-  protected Optional<KubeObject> objectOf(TargetKey key) {
-    return targets.stream().filter(type -> type.resource().equals(key.resource())).findFirst()
-        .flatMap(type -> type.informer().get(key.namespace(), key.name()));
+    return objectSync(new DecoratorSync(spec, targetTypes, attachmentTypes, context().api()), DecoratorSync.SHAPE,
+        related);
   }
 
   @Override
   protected int resyncPeriodSeconds() {
     return spec.resyncPeriodSeconds();
-  }
-
-  @Override
-  protected void resyncAll() {
-    for (TargetType type : targets) {
-      for (KubeObject target : type.informer().list()) {
-        if (router.responsibleFor(type, target)) {
-          enqueue(DecoratorRouter.keyOf(type.resource(), target));
-        }
-      }
-    }
-  }
-
-  @Override
-  protected List<FinalizedObject> objectsWithFinalizer() {
-    List<FinalizedObject> objects = new ArrayList<>();
-    for (TargetType type : targets) {
-      type.informer().list().stream().filter(finalizers()::presentOn)
-          .forEach(target -> objects.add(new FinalizedObject(type.resource(), target)));
-    }
-    return objects;
   }
 }

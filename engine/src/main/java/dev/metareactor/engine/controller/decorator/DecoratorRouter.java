@@ -1,8 +1,8 @@
 package dev.metareactor.engine.controller.decorator;
 
 import dev.metareactor.engine.api.DecoratorControllerSpec;
+import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.discovery.ApiResource;
-import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
@@ -24,18 +24,19 @@ import java.util.function.Consumer;
  */
 final class DecoratorRouter {
 
-  /** One targeted resource with its rule and its informer. */
-  record TargetType(ApiResource resource, DecoratorControllerSpec.Target rule, InformerLease informer) {}
+  /** One targeted resource, as synced, with its rule. */
+  record TargetType(SyncedResource synced, DecoratorControllerSpec.Target rule) {
+    ApiResource resource() {
+      return synced.resource();
+    }
+  }
 
   private final List<TargetType> targets;
-  private final String finalizerName;
   private final Consumer<TargetKey> enqueue;
   private final Consumer<TargetKey> gone;
 
-  DecoratorRouter(List<TargetType> targets, String finalizerName, Consumer<TargetKey> enqueue,
-      Consumer<TargetKey> gone) {
+  DecoratorRouter(List<TargetType> targets, Consumer<TargetKey> enqueue, Consumer<TargetKey> gone) {
     this.targets = List.copyOf(targets);
-    this.finalizerName = Objects.requireNonNull(finalizerName, "finalizerName");
     this.enqueue = Objects.requireNonNull(enqueue, "enqueue");
     this.gone = Objects.requireNonNull(gone, "gone");
   }
@@ -46,7 +47,7 @@ final class DecoratorRouter {
     if (event.type() == ObjectEvent.Type.DELETED) {
       gone.accept(key);
     }
-    if (!responsibleFor(type, target)) {
+    if (!type.synced().responsibleFor(target)) {
       return;
     }
     if (type.rule().ignoreStatusChanges() && event.changedOnlyStatus()) {
@@ -63,34 +64,15 @@ final class DecoratorRouter {
   }
 
   private void routeToOwner(KubeObject attachment, OwnerRef controller) {
-    if (controller == null) {
-      return;
-    }
-    String group = ApiResource.groupOf(controller.apiVersion());
     for (TargetType type : targets) {
-      ApiResource resource = type.resource();
-      if (!resource.kind().equals(controller.kind()) || !resource.group().equals(group)) {
-        continue;
-      }
-      String namespace = resource.namespaced() ? attachment.namespace() : "";
-      type.informer().get(namespace, controller.name())
-          .filter(target -> Objects.equals(target.uid(), controller.uid()))
-          .filter(target -> responsibleFor(type, target))
-          .ifPresent(target -> enqueue.accept(keyOf(resource, target)));
+      type.synced().controllerOf(attachment, controller)
+          .ifPresent(target -> enqueue.accept(keyOf(type.resource(), target)));
     }
   }
 
   /** Whether the target matches its rule's selectors (decorated now). */
-  static boolean selected(TargetType type, KubeObject target) {
-    return type.rule().labels().matches(target.labels()) && type.rule().annotations().matches(target.annotations());
-  }
-
-  /** Whether this controller syncs {@code target}: selected, or still holding our finalizer. */
-  boolean responsibleFor(TargetType type, KubeObject target) {
-    if (selected(type, target)) {
-      return true;
-    }
-    return target.finalizers().contains(finalizerName);
+  static boolean selected(DecoratorControllerSpec.Target rule, KubeObject target) {
+    return rule.labels().matches(target.labels()) && rule.annotations().matches(target.annotations());
   }
 
   static TargetKey keyOf(ApiResource resource, KubeObject target) {

@@ -2,24 +2,20 @@ package dev.metareactor.engine.controller.decorator;
 
 import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.api.DecoratorControllerSpec;
-import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.controller.ChildType;
-import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.DesiredObjects;
-import dev.metareactor.engine.controller.Finalizers;
-import dev.metareactor.engine.controller.HookCaller;
+import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.SyncedObject;
+import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
-import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
-import dev.metareactor.engine.hook.ObjectMapKeys;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,129 +23,83 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * One sync of one target of a DecoratorController, in upstream's order:
+ * What a DecoratorController brings to the sync of a target ({@link ObjectSync} runs the rest):
  *
- * <ol>
- *   <li>the target from the cache (gone, or not this controller's: done); the finalizer added when the controller
- *       has a finalize hook, removed when it has none;</li>
+ * <ul>
  *   <li>its attachments: the objects it controls (owner index) that carry the annotation
- *       {@code metacontroller.k8s.io/decorator-controller: <name>}, never adopted; its related objects;</li>
- *   <li>the hook: {@code finalize} when the target is being deleted or no longer matches the selectors (opted out)
- *       and the controller has a finalize hook, else {@code sync}; request
- *       {@code {controller, object, attachments, related, finalizing}};</li>
- *   <li>the whole answer checked before anything is written ({@code labels} and {@code annotations}: strings or
- *       {@code null}; {@code status}: an object or {@code null}; attachments of declared types, in the target's
- *       namespace when it is namespaced, with a namespace when it is not);</li>
- *   <li>attachments converged (with the annotation added), unless the target is being deleted and not held by our
- *       finalizer or the garbage collector is working on it;</li>
- *   <li>the target's labels and annotations merged key by key ({@code null} removes one) and its status replaced
- *       ({@code null} leaves it), each written only when it differs;</li>
- *   <li>when finalizing and the hook answered {@code finalized: true}, the finalizer removed.</li>
- * </ol>
+ *       {@code metacontroller.k8s.io/decorator-controller: <name>}, never adopted;</li>
+ *   <li>the answer checked whole: {@code labels} and {@code annotations} strings or {@code null}, attachments of
+ *       declared types, in the target's namespace when it is namespaced, with a namespace when it is not (each
+ *       marked with the annotation);</li>
+ *   <li>its own writes: the target's labels and annotations merged key by key ({@code null} removes one) and its
+ *       status replaced ({@code null} leaves it), each written only when it differs.</li>
+ * </ul>
  */
-final class DecoratorSync {
+final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
 
   /** The annotation on every attachment: which DecoratorController made it. */
   static final String DECORATOR_ANNOTATION = "metacontroller.k8s.io/decorator-controller";
 
-  private static final Logger LOG = LoggerFactory.getLogger(DecoratorSync.class);
-  private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-  private static final Set<String> DECORATOR_FIELDS = Set.of("labels", "annotations");
-
-  /** The hooks a DecoratorController may call; {@code null} where it has none. */
-  record Hooks(HookCaller syncHook, HookCaller finalizeHook) {}
+  /** A DecoratorController's requests and answers: {@code object}, {@code attachments}, {@code labels}... */
+  static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("object", "attachments",
+      Set.of("labels", "annotations"));
 
   private final DecoratorControllerSpec spec;
-  private final JsonNode controllerObject;
   private final Map<ApiResource, TargetType> targets;
   private final List<ChildType> attachmentTypes;
-  private final Hooks hooks;
-  private final RelatedObjects<TargetKey> related;
-  private final ChildrenManager attachments;
-  private final Finalizers finalizers;
   private final ApiWriter api;
-  private final DecoratorRouter router;
   private final DesiredObjects desiredObjects;
 
-  DecoratorSync(DecoratorControllerSpec spec, JsonNode controllerObject, List<TargetType> targets,
-      List<ChildType> attachmentTypes, Hooks hooks, RelatedObjects<TargetKey> related, ChildrenManager attachments,
-      Finalizers finalizers, ApiWriter api, DecoratorRouter router) {
+  DecoratorSync(DecoratorControllerSpec spec, List<TargetType> targets, List<ChildType> attachmentTypes,
+      ApiWriter api) {
     this.spec = Objects.requireNonNull(spec, "spec");
-    this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.targets = new LinkedHashMap<>();
     targets.forEach(type -> this.targets.put(type.resource(), type));
     this.attachmentTypes = List.copyOf(attachmentTypes);
-    this.hooks = Objects.requireNonNull(hooks, "hooks");
-    this.related = Objects.requireNonNull(related, "related");
-    this.attachments = Objects.requireNonNull(attachments, "attachments");
-    this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
     this.api = Objects.requireNonNull(api, "api");
-    this.router = Objects.requireNonNull(router, "router");
     this.desiredObjects = new DesiredObjects("attachments", "target",
         "spec.attachments of DecoratorController " + spec.name());
   }
 
-  /** The target as cached now, if it exists and this controller is responsible for it. */
-  Optional<KubeObject> target(TargetKey key) {
-    TargetType type = targets.get(key.resource());
-    return type == null ? Optional.empty()
-        : type.informer().get(key.namespace(), key.name()).filter(target -> router.responsibleFor(type, target));
+  @Override
+  public List<SyncedResource> resources() {
+    return targets.values().stream().map(TargetType::synced).toList();
   }
 
-  Mono<Optional<Duration>> sync(TargetKey key) {
-    Optional<KubeObject> found = target(key);
-    if (found.isEmpty()) {
-      return Mono.just(Optional.empty());
-    }
-    TargetType type = targets.get(key.resource());
-    return syncFinalizer(type, found.get())
-        .filter(target -> router.responsibleFor(type, target))
-        .flatMap(target -> syncTarget(key, type, target))
-        .defaultIfEmpty(Optional.empty());
+  @Override
+  public Optional<SyncedResource> resourceOf(TargetKey key) {
+    return Optional.ofNullable(targets.get(key.resource())).map(TargetType::synced);
   }
 
-  private Mono<KubeObject> syncFinalizer(TargetType type, KubeObject target) {
-    if (hooks.finalizeHook() == null) {
-      return finalizers.remove(type.resource(), target);
-    }
-    if (!target.deleting() && DecoratorRouter.selected(type, target)) {
-      return finalizers.add(type.resource(), target);
-    }
-    return Mono.just(target);
+  @Override
+  public TargetKey keyOf(SyncedResource type, KubeObject target) {
+    return DecoratorRouter.keyOf(type.resource(), target);
   }
 
-  private Mono<Optional<Duration>> syncTarget(TargetKey key, TargetType type, KubeObject target) {
-    boolean finalizing = hooks.finalizeHook() != null
-        && (target.deleting() || !DecoratorRouter.selected(type, target));
-    HookCaller hook = finalizing ? hooks.finalizeHook() : hooks.syncHook();
-    if (hook == null) {
-      return Mono.error(new IllegalStateException("sync hook not defined for DecoratorController " + spec.name()));
-    }
-    ObjectNode targetJson = target.toTree();
-    Map<ChildType, List<KubeObject>> observed = observedAttachments(type, target);
-    HookCaller.RootObject root = new HookCaller.RootObject(target.kind(), key.namespace(), key.name());
-    HookSpec.HookVersion version = versionOf(finalizing);
-    return related.of(key, target, targetJson, type.resource(), version)
-        .flatMap(relatedObjects -> hook.call(request(type, targetJson, observed, relatedObjects, finalizing, version),
-            root))
-        .flatMap(body -> {
-          SyncResponse response = SyncResponse.parse(body, "attachments", DECORATOR_FIELDS, unknownFields(finalizing),
-              field -> LOG.debug("DecoratorController {}: hook answered unknown field {} for {}", spec.name(),
-                  field, key));
-          Map<String, String> labels = stringMap(body.get("labels"), "labels");
-          Map<String, String> annotations = stringMap(body.get("annotations"), "annotations");
-          List<DesiredChild> desired = desiredAttachments(type, target, response.children());
-          return apply(type, target, targetJson, observed, desired, labels, annotations, response, finalizing);
-        });
+  @Override
+  public ObjectSync.Plan plan(SyncedObject synced, ObjectNode json) {
+    TargetType type = targets.get(synced.resource());
+    return new ObjectSync.Plan() {
+      @Override
+      public Mono<Map<ChildType, List<KubeObject>>> owned() {
+        return Mono.just(observedAttachments(type, synced.object()));
+      }
+
+      @Override
+      public ObjectSync.Answer check(SyncResponse response, JsonNode body) {
+        Map<String, String> labels = stringMap(body.get("labels"), "labels");
+        Map<String, String> annotations = stringMap(body.get("annotations"), "annotations");
+        List<DesiredChild> desired = desiredAttachments(synced, response.children());
+        return new ObjectSync.Answer(desired, () -> updateMetadata(synced, labels, annotations)
+            .flatMap(there -> there ? updateStatus(synced, json, response.status()) : Mono.just(false)));
+      }
+    };
   }
 
   /** What the target controls and this decorator made: owner index, then the annotation; no scan, no adoption. */
@@ -167,26 +117,6 @@ final class DecoratorSync {
       observed.put(attachmentType, mine);
     }
     return observed;
-  }
-
-  private ObjectNode request(TargetType type, ObjectNode targetJson,
-      Map<ChildType, List<KubeObject>> observed, ObjectNode relatedObjects, boolean finalizing,
-      HookSpec.HookVersion version) {
-    ObjectNode request = NODES.objectNode();
-    request.set("controller", controllerObject);
-    request.set("object", targetJson);
-    ObjectNode map = request.putObject("attachments");
-    observed.forEach((attachmentType, objects) -> {
-      ObjectNode group = map.putObject(ObjectMapKeys.groupKey(attachmentType.resource().kind(),
-          attachmentType.resource().apiVersion()));
-      for (KubeObject attachment : objects) {
-        group.putRawValue(ObjectMapKeys.objectKey(version, type.resource().namespaced(), attachment.namespace(),
-            attachment.name()), attachment.raw());
-      }
-    });
-    request.set("related", relatedObjects);
-    request.put("finalizing", finalizing);
-    return request;
   }
 
   /** {@code labels} or {@code annotations}: an object of strings, {@code null} for "remove this key". */
@@ -209,52 +139,31 @@ final class DecoratorSync {
   }
 
   /** Checks and completes the hook's attachments ({@link DesiredObjects}), marking each as this decorator's. */
-  private List<DesiredChild> desiredAttachments(TargetType type, KubeObject target,
-      List<ObjectNode> objects) {
-    return desiredObjects.check(objects, attachmentTypes, target, type.resource(), (metadata, description) -> {
-      ObjectNode notes = metadata.has("annotations") && metadata.get("annotations").isObject()
-          ? (ObjectNode) metadata.get("annotations") : metadata.putObject("annotations");
-      notes.put(DECORATOR_ANNOTATION, spec.name());
-    });
+  private List<DesiredChild> desiredAttachments(SyncedObject synced, List<ObjectNode> objects) {
+    return desiredObjects.check(objects, attachmentTypes, synced.object(), synced.resource(),
+        (metadata, description) -> {
+          ObjectNode notes = metadata.has("annotations") && metadata.get("annotations").isObject()
+              ? (ObjectNode) metadata.get("annotations") : metadata.putObject("annotations");
+          notes.put(DECORATOR_ANNOTATION, spec.name());
+        });
   }
 
-  private Mono<Optional<Duration>> apply(TargetType type, KubeObject target, ObjectNode targetJson,
-      Map<ChildType, List<KubeObject>> observed, List<DesiredChild> desired, Map<String, String> labels,
-      Map<String, String> annotations, SyncResponse response, boolean finalizing) {
-    boolean deleting = target.deleting();
-    boolean finalized = finalizing && response.finalized();
-    boolean manage = !finalized
-        && (!deleting || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(target)));
-    Mono<Void> converge = manage ? attachments.manage(target, observed, desired) : Mono.empty();
-    // The target's own changes are written even when some attachment writes failed; the failure is reported after.
-    return converge.materialize()
-        .flatMap(signal -> updateMetadata(type, target, labels, annotations)
-            .then(updateStatus(type, target, targetJson, response.status()))
-            .then(finalized ? finalizers.remove(type.resource(), latest(type, target)).then() : Mono.<Void>empty())
-            .then(signal.hasError() ? Mono.error(signal.getThrowable()) : Mono.empty()))
-        .then(Mono.just(Optional.ofNullable(response.resyncAfter())));
-  }
-
-  /** The finalizer removal tests our name at its index, so the newest cached copy is good enough. */
-  private static KubeObject latest(TargetType type, KubeObject target) {
-    return type.informer().get(target.namespace(), target.name()).orElse(target);
-  }
-
-  /** Labels and annotations the hook set or removed, as one merge patch of only the keys that change. */
-  private Mono<Void> updateMetadata(TargetType type, KubeObject target, Map<String, String> labels,
+  /**
+   * Labels and annotations the hook set or removed, as one merge patch of only the keys that change; completes with
+   * whether the target is still there.
+   */
+  private Mono<Boolean> updateMetadata(SyncedObject synced, Map<String, String> labels,
       Map<String, String> annotations) {
+    KubeObject target = synced.object();
     Map<String, Object> metadata = new LinkedHashMap<>();
     changes(target.labels(), labels).ifPresent(change -> metadata.put("labels", change));
     changes(target.annotations(), annotations).ifPresent(change -> metadata.put("annotations", change));
     if (metadata.isEmpty()) {
-      return Mono.empty();
+      return Mono.just(true);
     }
     // No resourceVersion: the patch only touches these keys, so a concurrent change elsewhere cannot conflict.
-    return api.mergePatch(type.resource(), target.namespace(), target.name(),
-            KubeJson.mapper().writeValueAsString(Map.of("metadata", metadata)))
-        .onErrorResume(e -> status(e) == 404, e -> Mono.empty())
-        .onErrorMap(e -> new IllegalStateException("can't update labels and annotations: " + e.getMessage(), e))
-        .then();
+    return written(api.mergePatch(synced.resource(), target.namespace(), target.name(),
+        KubeJson.mapper().writeValueAsString(Map.of("metadata", metadata))), "labels and annotations");
   }
 
   private static Optional<Map<String, String>> changes(Map<String, String> current, Map<String, String> wanted) {
@@ -269,33 +178,24 @@ final class DecoratorSync {
   }
 
   /** The hook's status replaces the target's, when it gave one and it differs (no observedGeneration here). */
-  private Mono<Void> updateStatus(TargetType type, KubeObject target, ObjectNode targetJson,
-      ObjectNode status) {
+  private Mono<Boolean> updateStatus(SyncedObject synced, ObjectNode targetJson, ObjectNode status) {
     if (status == null || JsonEquality.equal(status, targetJson.get("status"))) {
-      return Mono.empty();
+      return Mono.just(true);
     }
+    KubeObject target = synced.object();
     ArrayNode operations = KubeJson.nodes().arrayNode();
     operations.addObject().put("op", "add").put("path", "/status").set("value", status);
     String patch = KubeJson.text(operations);
-    Mono<ApiWriter.Written> write = type.resource().hasStatusSubresource()
-        ? api.patchStatus(type.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch)
-        : api.patch(type.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch);
-    return write
-        .onErrorResume(e -> status(e) == 404, e -> Mono.empty())
-        .onErrorMap(e -> new IllegalStateException("can't update status: " + e.getMessage(), e))
-        .then();
+    return written(synced.resource().hasStatusSubresource()
+        ? api.patchStatus(synced.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch)
+        : api.patch(synced.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch), "status");
   }
 
-  private static int status(Throwable e) {
-    return ApiException.codeOf(e);
-  }
-
-  private HookSpec.HookVersion versionOf(boolean finalizing) {
-    return (finalizing ? spec.finalizeHook() : spec.syncHook()).map(HookSpec::version).orElse(HookSpec.HookVersion.V1);
-  }
-
-  private SyncResponse.UnknownFields unknownFields(boolean finalizing) {
-    return (finalizing ? spec.finalizeHook() : spec.syncHook()).map(SyncResponse.UnknownFields::of)
-        .orElse(SyncResponse.UnknownFields.LOOSE);
+  /** True once written, false when the target is gone; a conflict passes as it is, other failures name the write. */
+  private static Mono<Boolean> written(Mono<ApiWriter.Written> write, String what) {
+    return write.thenReturn(true)
+        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.just(false))
+        .onErrorMap(e -> ApiException.codeOf(e) != 409,
+            e -> new IllegalStateException("can't update " + what + ": " + e.getMessage(), e));
   }
 }

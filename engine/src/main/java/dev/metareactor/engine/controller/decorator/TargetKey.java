@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller.decorator;
 
+import dev.metareactor.engine.controller.SyncKey;
 import dev.metareactor.engine.discovery.ApiResource;
 import java.util.Objects;
 
@@ -11,7 +12,7 @@ import java.util.Objects;
  * @param namespace its namespace, empty for cluster-scoped targets
  * @param name its name
  */
-public record TargetKey(ApiResource resource, String namespace, String name) {
+public record TargetKey(ApiResource resource, String namespace, String name) implements SyncKey {
 
   public TargetKey {
     Objects.requireNonNull(resource, "resource");

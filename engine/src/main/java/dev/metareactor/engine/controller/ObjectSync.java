@@ -1,0 +1,292 @@
+package dev.metareactor.engine.controller;
+
+import dev.metareactor.engine.api.HookSpec;
+import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.hook.ObjectMapKeys;
+import dev.metareactor.engine.hook.SyncResponse;
+import dev.metareactor.engine.kube.KubeObject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One sync of one object a controller's hooks are about (a CompositeController's parent, a DecoratorController's
+ * target), the skeleton every controller kind shares, in upstream's order:
+ *
+ * <ol>
+ *   <li>the object from the informer cache (gone, or not this controller's: done);</li>
+ *   <li>the finalizer: added to a selected object that is not being deleted when the controller has a finalize
+ *       hook, removed when it has none (which may make the object none of this controller's business);</li>
+ *   <li>the hook, chosen once: {@code finalize} when the object is being deleted or no longer selected and the
+ *       controller has a finalize hook, else {@code sync};</li>
+ *   <li>the objects it owns as the kind observes them ({@link Kind#plan}) and its related objects;</li>
+ *   <li>the request {@code {controller, <object>, <owned>, related, finalizing}}, the call, the answer parsed and
+ *       checked whole by the kind before anything is written;</li>
+ *   <li>the owned objects converged ({@link ChildrenManager}), unless the hook said {@code finalized}, or the object
+ *       is being deleted and either not held by our finalizer or in the garbage collector's hands;</li>
+ *   <li>the kind's own writes to the object (status, labels...), even when some owned-object writes failed;</li>
+ *   <li>when finalizing and the hook answered {@code finalized: true}, the finalizer removed;</li>
+ *   <li>then the first failure, if any, fails the sync; else it completes with the hook's resync delay.</li>
+ * </ol>
+ *
+ * <p>Reads come from the informer caches only, so a steady-state sync makes no API request. A conflict (HTTP 409)
+ * in the kind's writes is passed through as it is, so the queue syncs the object again without an Event.
+ *
+ * @param <K> the keys of the synced objects in the controller's work queue
+ */
+public final class ObjectSync<K extends SyncKey> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ObjectSync.class);
+  private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+  /** What a controller kind brings to the sync. */
+  public interface Kind<K extends SyncKey> {
+
+    /** The resources whose objects the controller syncs. */
+    List<SyncedResource> resources();
+
+    /** The synced resource {@code key} is of; empty for a key of none (a resource no longer targeted). */
+    Optional<SyncedResource> resourceOf(K key);
+
+    /** The key of {@code object}, of {@code type}. */
+    K keyOf(SyncedResource type, KubeObject object);
+
+    /** The kind's part of one sync of {@code object}, whose tree (sent to the hook) is {@code json}. */
+    Plan plan(SyncedObject object, ObjectNode json);
+  }
+
+  /**
+   * The names in a kind's requests and answers.
+   *
+   * @param objectField the request's field for the synced object ({@code parent}, {@code object})
+   * @param ownedField the request's and answer's field for owned objects ({@code children}, {@code attachments})
+   * @param otherAnswerFields the answer's fields the kind reads itself, beyond {@code status}, the owned field,
+   *     {@code resyncAfterSeconds} and {@code finalized}
+   */
+  public record Shape(String objectField, String ownedField, Set<String> otherAnswerFields) {
+    public Shape {
+      Objects.requireNonNull(objectField, "objectField");
+      Objects.requireNonNull(ownedField, "ownedField");
+      otherAnswerFields = Set.copyOf(otherAnswerFields);
+    }
+  }
+
+  /** The kind's part of one sync. */
+  public interface Plan {
+
+    /** The objects the synced object owns, as its hook sees them; an entry for every declared type. */
+    Mono<Map<ChildType, List<KubeObject>>> owned();
+
+    /**
+     * Checks the whole answer before anything is written.
+     *
+     * @throws dev.metareactor.engine.hook.HookResponseException naming what is wrong
+     */
+    Answer check(SyncResponse response, JsonNode body);
+  }
+
+  /**
+   * An answer checked by the kind.
+   *
+   * @param desired the owned objects to converge to
+   * @param ownWrites the kind's writes to the synced object; completes with whether it is still the object synced
+   *     (not gone, not replaced by a namesake), so that the finalizer may be removed from it
+   */
+  public record Answer(List<DesiredChild> desired, Supplier<Mono<Boolean>> ownWrites) {
+    public Answer {
+      desired = List.copyOf(desired);
+      Objects.requireNonNull(ownWrites, "ownWrites");
+    }
+  }
+
+  /**
+   * The hooks the sync may call; either may be absent.
+   *
+   * @param sync the sync hook, or {@code null}
+   * @param finalizer the finalize hook, or {@code null}
+   */
+  public record Hooks(ChosenHook sync, ChosenHook finalizer) {}
+
+  private final Kind<K> kind;
+  private final Shape shape;
+  private final String controller;
+  private final JsonNode controllerObject;
+  private final Hooks hooks;
+  private final RelatedObjects<K> related;
+  private final ChildrenManager owned;
+  private final Finalizers finalizers;
+
+  /**
+   * @param controller {@code <Kind> <name>} of the controller, for messages
+   * @param controllerObject the controller object, sent in every request
+   */
+  public ObjectSync(Kind<K> kind, Shape shape, String controller, JsonNode controllerObject, Hooks hooks,
+      RelatedObjects<K> related, ChildrenManager owned, Finalizers finalizers) {
+    this.kind = Objects.requireNonNull(kind, "kind");
+    this.shape = Objects.requireNonNull(shape, "shape");
+    this.controller = Objects.requireNonNull(controller, "controller");
+    this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
+    this.hooks = Objects.requireNonNull(hooks, "hooks");
+    this.related = Objects.requireNonNull(related, "related");
+    this.owned = Objects.requireNonNull(owned, "owned");
+    this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
+  }
+
+  /**
+   * Syncs the object.
+   *
+   * @return when to sync again regardless of events (empty for never); fails when the hook failed or answered
+   *     garbage, or a write failed
+   */
+  public Mono<Optional<Duration>> sync(K key) {
+    Optional<SyncedObject> found = kind.resourceOf(key).flatMap(type -> type.find(key.namespace(), key.name()));
+    if (found.isEmpty()) {
+      return Mono.just(Optional.empty());
+    }
+    SyncedObject object = found.get();
+    return syncFinalizer(object)
+        .map(object::as)
+        // removing our finalizer may have made it none of our business
+        .filter(current -> current.type().responsibleFor(current.object()))
+        .flatMap(current -> syncObject(key, current))
+        .defaultIfEmpty(Optional.empty());
+  }
+
+  /** The object {@code key} names as cached, responsible or not (for the Event of a failed sync). */
+  public Optional<KubeObject> cached(K key) {
+    return kind.resourceOf(key).flatMap(type -> type.informer().get(key.namespace(), key.name()));
+  }
+
+  /** The keys of every cached object the controller is responsible for (a periodic resync). */
+  public List<K> responsibleKeys() {
+    List<K> keys = new ArrayList<>();
+    for (SyncedResource type : kind.resources()) {
+      for (KubeObject object : type.informer().list()) {
+        if (type.responsibleFor(object)) {
+          keys.add(kind.keyOf(type, object));
+        }
+      }
+    }
+    return keys;
+  }
+
+  /** Every cached object that carries the controller's finalizer (for retiring). */
+  public List<SyncedObject> withFinalizer() {
+    List<SyncedObject> objects = new ArrayList<>();
+    for (SyncedResource type : kind.resources()) {
+      type.informer().list().stream().filter(finalizers::presentOn)
+          .forEach(object -> objects.add(new SyncedObject(type, object)));
+    }
+    return objects;
+  }
+
+  private Mono<KubeObject> syncFinalizer(SyncedObject synced) {
+    KubeObject object = synced.object();
+    if (hooks.finalizer() == null) {
+      return finalizers.remove(synced.resource(), object);
+    }
+    if (!object.deleting() && synced.type().selects(object)) {
+      return finalizers.add(synced.resource(), object);
+    }
+    return Mono.just(object);
+  }
+
+  private Mono<Optional<Duration>> syncObject(K key, SyncedObject synced) {
+    KubeObject object = synced.object();
+    boolean finalizing = hooks.finalizer() != null && (object.deleting() || !synced.type().selects(object));
+    ChosenHook hook = finalizing ? hooks.finalizer() : hooks.sync();
+    if (hook == null) {
+      return Mono.error(new IllegalStateException("sync hook not defined for " + controller));
+    }
+    ObjectNode json = object.toTree();
+    Plan plan = kind.plan(synced, json);
+    HookCaller.RootObject root = new HookCaller.RootObject(object.kind(), object.namespace(), object.name());
+    return plan.owned()
+        .zipWhen(observed -> related.of(key, object, json, synced.resource(), hook.version()))
+        .flatMap(observedAndRelated -> hook.caller()
+            .call(request(synced, json, observedAndRelated.getT1(), observedAndRelated.getT2(), hook), root)
+            .flatMap(body -> {
+              SyncResponse response = SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
+                  hook.unknownFields(), field -> LOG.debug("{}: {} hook answered unknown field {} for {}", controller,
+                      hook.name(), field, root));
+              return converge(synced, observedAndRelated.getT1(), response, plan.check(response, body), finalizing);
+            }));
+  }
+
+  private ObjectNode request(SyncedObject synced, ObjectNode json, Map<ChildType, List<KubeObject>> observed,
+      ObjectNode relatedObjects, ChosenHook hook) {
+    ObjectNode request = NODES.objectNode();
+    request.set("controller", controllerObject);
+    request.set(shape.objectField(), json);
+    ObjectNode map = request.putObject(shape.ownedField());
+    boolean namespaced = synced.resource().namespaced();
+    observed.forEach((type, objects) -> {
+      ObjectNode group = map.putObject(ObjectMapKeys.groupKey(type.resource().kind(), type.resource().apiVersion()));
+      for (KubeObject child : objects) {
+        // Observed objects go out as they came: the request is only written, so nothing parses them.
+        group.putRawValue(ObjectMapKeys.objectKey(hook.version(), namespaced, child.namespace(), child.name()),
+            child.raw());
+      }
+    });
+    request.set("related", relatedObjects);
+    request.put("finalizing", hook.finalizing());
+    return request;
+  }
+
+  private Mono<Optional<Duration>> converge(SyncedObject synced, Map<ChildType, List<KubeObject>> observed,
+      SyncResponse response, Answer answer, boolean finalizing) {
+    KubeObject object = synced.object();
+    boolean finalized = finalizing && response.finalized();
+    boolean manage = !finalized
+        && (!object.deleting() || (hooks.finalizer() != null && finalizers.mayManageChildrenWhileDeleting(object)));
+    Mono<Void> converged = manage ? owned.manage(object, observed, answer.desired()) : Mono.empty();
+    // The kind's own writes happen even when some owned-object writes failed, as upstream does; that failure is
+    // reported after them.
+    return converged.materialize()
+        .flatMap(ownedSignal -> answer.ownWrites().get()
+            .flatMap(stillThere -> finalized && stillThere
+                ? finalizers.remove(synced.resource(), synced.latest()).then()
+                : Mono.<Void>empty())
+            .then(ownedSignal.hasError() ? Mono.error(ownedSignal.getThrowable()) : Mono.empty()))
+        .then(Mono.just(Optional.ofNullable(response.resyncAfter())));
+  }
+
+  /**
+   * The hook a sync calls, carried as one value.
+   *
+   * @param name {@code sync} or {@code finalize}
+   * @param caller calls it
+   * @param spec its spec (version and {@code responseUnMarshallMode})
+   */
+  public record ChosenHook(String name, HookCaller caller, HookSpec spec) {
+
+    public ChosenHook {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(caller, "caller");
+      Objects.requireNonNull(spec, "spec");
+    }
+
+    public HookSpec.HookVersion version() {
+      return spec.version();
+    }
+
+    public SyncResponse.UnknownFields unknownFields() {
+      return SyncResponse.UnknownFields.of(spec);
+    }
+
+    public boolean finalizing() {
+      return name.equals("finalize");
+    }
+  }
+}
