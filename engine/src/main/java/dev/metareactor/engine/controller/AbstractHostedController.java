@@ -19,6 +19,8 @@ import dev.metareactor.engine.queue.WorkQueueOptions;
 import dev.metareactor.http.HookIdentity;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -80,16 +82,20 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
   private Disposable workers;
   /** Set by {@link #wire}, read by syncs and timers after it. */
   private volatile ObjectSync<K> sync;
+  /** True while {@link #wire} runs (under the lifecycle lock). */
+  private boolean wiring;
 
   /**
    * @param kind the controller object's kind, for logs, Events, queue and hook metrics
    * @param finalizerName this controller's finalizer
-   * @param hooks the controller's {@code sync}, {@code finalize} and {@code customize} hooks
+   * @param hooks every hook the kind declares, by name ({@code sync}, {@code finalize}, {@code customize}...),
+   *     empty where the controller object has none
    * @param endpointConfigs its {@code spec.endpointConfigs} (a missing node when absent)
    * @throws dev.metareactor.engine.api.InvalidControllerException when a hook's webhook is unusable as written
    */
   protected AbstractHostedController(String kind, String name, KubeObject controllerObject,
-      ObjectNode controllerJson, ControllerContext context, String finalizerName, Hooks hooks,
+      ObjectNode controllerJson, ControllerContext context, String finalizerName,
+      Map<String, Optional<HookSpec>> hooks,
       JsonNode endpointConfigs) {
     this.kind = Objects.requireNonNull(kind, "kind");
     this.name = Objects.requireNonNull(name, "name");
@@ -97,15 +103,20 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
     this.controllerJson = Objects.requireNonNull(controllerJson, "controllerJson");
     this.context = Objects.requireNonNull(context, "context");
     this.finalizers = new Finalizers(finalizerName, context.api());
-    this.hookConfigs = Map.of(
-        "sync", HookConfig.of(hooks.syncHook(), endpointConfigs, "sync"),
-        "finalize", HookConfig.of(hooks.finalizeHook(), endpointConfigs, "finalize"),
-        "customize", HookConfig.of(hooks.customizeHook(), endpointConfigs, "customize"));
+    Map<String, Optional<HookConfig>> configs = new LinkedHashMap<>();
+    hooks.forEach((hookName, spec) -> configs.put(hookName, HookConfig.of(spec, endpointConfigs, hookName)));
+    this.hookConfigs = Collections.unmodifiableMap(configs);
   }
 
-  /** A controller object's hooks, as its spec declares them. */
-  public record Hooks(Optional<HookSpec> syncHook, Optional<HookSpec> finalizeHook,
-      Optional<HookSpec> customizeHook) {}
+  /** The hooks of a CompositeController or DecoratorController, by name, as its spec declares them. */
+  protected static Map<String, Optional<HookSpec>> syncFinalizeCustomize(Optional<HookSpec> sync,
+      Optional<HookSpec> finalize, Optional<HookSpec> customize) {
+    Map<String, Optional<HookSpec>> hooks = new LinkedHashMap<>();
+    hooks.put("sync", sync);
+    hooks.put("finalize", finalize);
+    hooks.put("customize", customize);
+    return hooks;
+  }
 
   // ---- what each kind says
 
@@ -176,10 +187,26 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
     queue.add(key);
   }
 
-  /** The caller of the {@code sync} or {@code finalize} hook, or {@code null} when the controller has none. */
+  /**
+   * The caller of the hook named {@code type}, or {@code null} when the controller object has none; only while
+   * {@link #wire} runs.
+   *
+   * @throws IllegalArgumentException when the kind declares no hook of that name
+   */
   protected final HookCaller hook(String type) {
-    return hookConfigs.get(type).map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
+    Optional<HookConfig> config = hookConfigs.get(type);
+    if (config == null) {
+      throw new IllegalArgumentException(kind + " declares no hook named " + type + "; it has " + hookConfigs.keySet());
+    }
+    requireWiring("hook");
+    return config.map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
         new HookIdentity(type, name, kind))).orElse(null);
+  }
+
+  private void requireWiring(String what) {
+    if (!wiring) {
+      throw new IllegalStateException(what + "() is only for wire()");
+    }
   }
 
   /**
@@ -198,9 +225,13 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
         .orElse(null);
   }
 
-  /** The customize hook and its related objects. */
+  /** The customize hook and its related objects; only while {@link #wire} runs, once. */
   protected final RelatedObjects<K> relatedObjects() {
-    Optional<HookConfig> customize = hookConfigs.get("customize");
+    requireWiring("relatedObjects");
+    if (related != null) {
+      throw new IllegalStateException("relatedObjects() was called already");
+    }
+    Optional<HookConfig> customize = hookConfigs.getOrDefault("customize", Optional.empty());
     related = new RelatedObjects<>(kind, name, controllerJson, hook("customize"),
         customize.map(HookConfig::hook), context, this::enqueue);
     return related;
@@ -277,7 +308,12 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
             context.meters());
         hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
             this::reportHookProblem);
-        sync = wire(resources);
+        wiring = true;
+        try {
+          sync = wire(resources);
+        } finally {
+          wiring = false;
+        }
         leases.addAll(hookMaterials.watch());
         return true;
       } catch (RuntimeException e) {
@@ -311,7 +347,8 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
       if (resyncPeriodSeconds() > 0) {
         Duration period = Duration.ofSeconds(resyncPeriodSeconds());
         period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
-        subscriptions.add(Flux.interval(period, period).subscribe(tick -> sync.responsibleKeys().forEach(this::enqueue)));
+        subscriptions.add(Flux.interval(period, period)
+            .subscribe(tick -> sync.responsibleKeys().forEach(this::enqueue)));
       }
       phase = Phase.RUNNING;
     }

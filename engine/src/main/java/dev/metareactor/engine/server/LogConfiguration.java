@@ -14,14 +14,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Configures Logback from the {@code --zap-*} flags: one appender on stderr (where zap writes), JSON lines shaped as
- * zap's ({@link ZapJsonEncoder}) or a human-readable pattern, the chosen level for the engine. Libraries log one level quieter than the engine
- * (informers, Netty and the Kubernetes client are chatty at debug), except at trace, where everything logs.
+ * zap's ({@link ZapJsonEncoder}) or a human-readable pattern (with the line's key-value pairs), the chosen level for
+ * the engine. Libraries log one level quieter than the engine (informers, Netty and the Kubernetes client are chatty
+ * at debug), except at trace, where everything logs.
  */
 public final class LogConfiguration {
 
   private static final List<String> LIBRARIES =
       List.of("io.netty", "reactor", "io.github.resilience4j", "io.micrometer");
-  private static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%replace( %kvp){'^ $', ''}%n";
+  private static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg"
+      + "%replace( %kvp){'^ $', ''}%n";
 
   private LogConfiguration() {}
 

@@ -48,7 +48,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   private CompositeController(KubeObject object, ObjectNode json, CompositeControllerSpec spec,
       ControllerContext context) {
     super(KIND, spec.name(), object, json, context, spec.finalizerName(),
-        new Hooks(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
+        syncFinalizeCustomize(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
     this.spec = spec;
   }
 

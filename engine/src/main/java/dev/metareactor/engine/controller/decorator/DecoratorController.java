@@ -42,7 +42,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
   private DecoratorController(KubeObject object, ObjectNode json, DecoratorControllerSpec spec,
       ControllerContext context) {
     super(KIND, spec.name(), object, json, context, spec.finalizerName(),
-        new Hooks(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
+        syncFinalizeCustomize(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
     this.spec = spec;
   }
 
