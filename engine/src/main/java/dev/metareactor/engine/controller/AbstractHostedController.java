@@ -3,15 +3,17 @@ package dev.metareactor.engine.controller;
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.controller.related.RelatedObjects;
-import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.HookConfig;
 import dev.metareactor.engine.hook.HookMaterials;
+import dev.metareactor.engine.hook.RetryAfterException;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.HostedController;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
@@ -304,7 +306,8 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
       }
       phase = Phase.SYNCING;
       try {
-        queue = KeyedWorkQueue.create(WorkQueueOptions.of(kind + "-" + name, name, context.options()),
+        queue = KeyedWorkQueue.create(
+            new WorkQueueOptions(kind + "-" + name, name, context.options().workers(), context.options().retry()),
             context.meters());
         hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
             this::reportHookProblem);

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.UpdateMethod;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.informer.InformerLease;
 import java.util.Objects;
 

@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.ObjectMapKeys;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.KubeObject;

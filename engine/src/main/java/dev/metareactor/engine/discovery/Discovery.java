@@ -1,5 +1,6 @@
 package dev.metareactor.engine.discovery;
 
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeJson;
 import java.time.Duration;

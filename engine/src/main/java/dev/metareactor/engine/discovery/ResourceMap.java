@@ -1,5 +1,6 @@
 package dev.metareactor.engine.discovery;
 
+import dev.metareactor.engine.kube.ApiResource;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;

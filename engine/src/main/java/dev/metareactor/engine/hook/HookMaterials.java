@@ -1,6 +1,6 @@
 package dev.metareactor.engine.hook;
 
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.hook.WebhookMaterials.ObjectRef;
 import dev.metareactor.engine.informer.InformerLease;

@@ -1,7 +1,5 @@
 package dev.metareactor.engine.hook;
 
-import dev.metareactor.engine.controller.HookCaller;
-import dev.metareactor.engine.controller.RetryAfterException;
 import dev.metareactor.http.CacheKey;
 import dev.metareactor.http.Hook;
 import dev.metareactor.http.HookResponse;

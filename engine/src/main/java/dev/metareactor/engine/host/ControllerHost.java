@@ -1,6 +1,6 @@
 package dev.metareactor.engine.host;
 
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;

@@ -1,6 +1,6 @@
 package dev.metareactor.engine.informer;
 
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeApi;

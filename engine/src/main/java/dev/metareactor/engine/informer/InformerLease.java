@@ -1,6 +1,6 @@
 package dev.metareactor.engine.informer;
 
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.selector.LabelSelector;
 import java.util.Comparator;

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.kube;
 
 import dev.metareactor.engine.config.RateLimit;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.ratelimit.TokenBucket;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;

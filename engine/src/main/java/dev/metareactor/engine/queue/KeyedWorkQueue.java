@@ -85,7 +85,8 @@ import reactor.core.scheduler.Schedulers;
  * <h2>Use</h2>
  *
  * <pre>{@code
- * KeyedWorkQueue<ParentKey> queue = KeyedWorkQueue.create(WorkQueueOptions.of(name, controller, engine), meters);
+ * KeyedWorkQueue<ParentKey> queue = KeyedWorkQueue.create(new WorkQueueOptions(name, controller, workers, retry),
+ *     meters);
  * Disposable workers = queue.process(key -> sync(key)).subscribe();   // sync: Mono<Outcome>, non-blocking
  * informer events:  queue.add(key)                                     // cheap, never blocks, never drops
  * stop:             queue.shutDown(engine.shutdownTimeout()).block();

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.queue;
 
 import dev.metareactor.engine.config.RetrySettings;
-import dev.metareactor.engine.kube.TokenBucket;
+import dev.metareactor.engine.ratelimit.TokenBucket;
 import java.util.function.LongSupplier;
 
 /**

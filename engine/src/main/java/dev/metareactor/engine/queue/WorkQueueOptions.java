@@ -1,6 +1,5 @@
 package dev.metareactor.engine.queue;
 
-import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.RetrySettings;
 import java.time.Duration;
@@ -36,11 +35,6 @@ public record WorkQueueOptions(String name, String controller, int workers, Retr
   /** A queue with client-go's default retry behaviour. */
   public static WorkQueueOptions of(String name, String controller, int workers) {
     return new WorkQueueOptions(name, controller, workers, CLIENT_GO_RETRY);
-  }
-
-  /** A queue with the engine's {@code --workers} and {@code --retry-*} settings. */
-  public static WorkQueueOptions of(String name, String controller, EngineOptions engine) {
-    return new WorkQueueOptions(name, controller, engine.workers(), engine.retry());
   }
 
   private static void requireText(String value, String what) {

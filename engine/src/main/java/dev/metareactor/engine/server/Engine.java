@@ -5,7 +5,7 @@ import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.ListenAddress;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.host.ControllerContext;

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.server;
 
 import dev.metareactor.engine.config.LeaderElectionSettings;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeJson;

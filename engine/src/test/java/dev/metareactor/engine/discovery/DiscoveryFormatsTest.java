@@ -2,6 +2,7 @@ package dev.metareactor.engine.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import java.util.List;
 import java.util.Set;

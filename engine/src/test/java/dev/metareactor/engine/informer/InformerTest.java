@@ -3,7 +3,7 @@ package dev.metareactor.engine.informer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.config.RateLimit;
-import dev.metareactor.engine.discovery.ApiResource;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;

@@ -4,7 +4,7 @@ import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;

@@ -9,7 +9,7 @@ import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
 import dev.metareactor.engine.controller.related.RelatedObjects;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
 import dev.metareactor.engine.kube.KubeObject;

@@ -9,7 +9,7 @@ import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller.decorator;
 
 import dev.metareactor.engine.controller.SyncKey;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import java.util.Objects;
 
 /**

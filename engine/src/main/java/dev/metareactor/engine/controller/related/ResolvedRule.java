@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller.related;
 
 import dev.metareactor.engine.api.HookSpec.HookVersion;
-import dev.metareactor.engine.discovery.ApiResource;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.metareactor.engine.controller;
+package dev.metareactor.engine.hook;
 
 import java.time.Duration;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package dev.metareactor.engine.controller;
+package dev.metareactor.engine.hook;
 
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;

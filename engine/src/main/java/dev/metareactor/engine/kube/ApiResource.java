@@ -1,4 +1,4 @@
-package dev.metareactor.engine.discovery;
+package dev.metareactor.engine.kube;
 
 import java.util.Objects;
 import java.util.Set;

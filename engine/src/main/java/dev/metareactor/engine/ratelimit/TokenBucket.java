@@ -1,4 +1,4 @@
-package dev.metareactor.engine.kube;
+package dev.metareactor.engine.ratelimit;
 
 import dev.metareactor.engine.config.RateLimit;
 import java.time.Duration;
