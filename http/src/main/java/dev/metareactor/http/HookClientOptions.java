@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * How the {@link HookClient} connects, retries and protects itself. Immutable; {@link #DEFAULTS} suits a controller
- * manager with up to 64 concurrent calls per hook host. The engine builds one from its flags.
+ * manager with up to 64 concurrent calls per hook host, and is what the engine uses (no flag changes it).
  *
  * @param pool connection pooling, per hook host
  * @param retry retries of transient failures inside one call
