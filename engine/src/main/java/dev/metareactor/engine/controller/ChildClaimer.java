@@ -117,7 +117,7 @@ public final class ChildClaimer {
 
   /** The one uncached read: the parent must still exist with this UID and must not be being deleted. */
   private Mono<Void> verifyParent(KubeObject parent, ApiResource parentResource) {
-    String name = describe(parent);
+    String name = parent.namespacedName();
     return api.get(parentResource, parent.namespace(), parent.name())
         .onErrorMap(e -> ApiException.codeOf(e) == 404,
             e -> new IllegalStateException("can't adopt for " + name + ": it has been deleted"))
@@ -139,7 +139,8 @@ public final class ChildClaimer {
     ArrayNode refs = refsOf(orphan);
     OwnerRef.controllerOf(parent).appendTo(refs);
     return patchRefs(type, orphan, refs, "adopt")
-        .doOnNext(adopted -> LOG.info("{} adopted {} {}", describe(parent), type.resource().kind(), describe(orphan)));
+        .doOnNext(adopted -> LOG.info("{} adopted {} {}", parent.namespacedName(), type.resource().kind(),
+            orphan.namespacedName()));
   }
 
   private Mono<Void> release(ChildType type, KubeObject parent, KubeObject child) {
@@ -150,7 +151,8 @@ public final class ChildClaimer {
       }
     }
     return patchRefs(type, child, refs, "release")
-        .doOnNext(released -> LOG.info("{} released {} {}", describe(parent), type.resource().kind(), describe(child)))
+        .doOnNext(released -> LOG.info("{} released {} {}", parent.namespacedName(), type.resource().kind(),
+            child.namespacedName()))
         .then();
   }
 
@@ -163,7 +165,7 @@ public final class ChildClaimer {
         .map(ApiWriter.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
         .onErrorMap(e -> ApiException.codeOf(e) != 409,
-            e -> new IllegalStateException("can't " + verb + " " + type.resource().kind() + " " + describe(child)
+            e -> new IllegalStateException("can't " + verb + " " + type.resource().kind() + " " + child.namespacedName()
                 + ": " + e.getMessage(), e));
   }
 
@@ -173,7 +175,4 @@ public final class ChildClaimer {
     return refs.isArray() ? (ArrayNode) refs : KubeJson.nodes().arrayNode();
   }
 
-  private static String describe(KubeObject object) {
-    return (object.namespace().isEmpty() ? "" : object.namespace() + "/") + object.name();
-  }
 }

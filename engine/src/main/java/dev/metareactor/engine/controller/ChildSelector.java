@@ -44,7 +44,7 @@ public final class ChildSelector {
       parsed = selector == null || selector.isNull() ? LabelSelector.everything() : LabelSelector.fromApi(selector);
     } catch (IllegalArgumentException e) {
       throw new InvalidSelectorException("can't get label selector from " + parent.kind() + " "
-          + describe(parent) + ": " + e.getMessage());
+          + parent.namespacedName() + ": " + e.getMessage());
     }
     if (parsed.isEmpty()) {
       throw new InvalidSelectorException(".spec.selector must have either matchLabels, matchExpressions, or both");
@@ -52,9 +52,6 @@ public final class ChildSelector {
     return parsed;
   }
 
-  private static String describe(KubeObject object) {
-    return (object.namespace().isEmpty() ? "" : object.namespace() + "/") + object.name();
-  }
 
   /** A parent whose selector cannot be used: its sync fails with this message (a {@code SyncError} Event). */
   public static final class InvalidSelectorException extends RuntimeException {

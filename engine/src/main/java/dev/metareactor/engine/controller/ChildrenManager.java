@@ -84,12 +84,12 @@ public final class ChildrenManager {
     ObjectNode object = DynamicApply.create(child.object()).object();
     addControllerRef(object, parent);
     return api.create(child.type().resource(), object)
-        .doOnSuccess(created -> LOG.debug("created {} {}", child.type().resource().kind(), describe(child)))
-        .onErrorResume(e -> status(e) == 409, e -> {
-          LOG.debug("{} {} already exists", child.type().resource().kind(), describe(child));
+        .doOnSuccess(created -> LOG.debug("created {} {}", child.type().resource().kind(), child.namespacedName()))
+        .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> {
+          LOG.debug("{} {} already exists", child.type().resource().kind(), child.namespacedName());
           return Mono.empty();
         })
-        .onErrorMap(e -> failure("create", child.type(), describe(child), e))
+        .onErrorMap(e -> failure("create", child.type(), child.namespacedName(), e))
         .then();
   }
 
@@ -109,17 +109,17 @@ public final class ChildrenManager {
       return Mono.empty(); // OnDelete: the new state applies when someone deletes the child
     }
     return api.update(type.resource(), result.object())
-        .doOnSuccess(updated -> LOG.debug("updated {} {}", type.resource().kind(), describe(child)))
-        .onErrorResume(e -> status(e) == 404 || status(e) == 409, e -> Mono.empty())
-        .onErrorMap(e -> failure("update", type, describe(child), e))
+        .doOnSuccess(updated -> LOG.debug("updated {} {}", type.resource().kind(), child.namespacedName()))
+        .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409, e -> Mono.empty())
+        .onErrorMap(e -> failure("update", type, child.namespacedName(), e))
         .then();
   }
 
   private Mono<Void> delete(ChildType type, KubeObject child, String why) {
-    String name = describe(child.namespace(), child.name());
+    String name = child.namespacedName();
     return api.delete(type.resource(), child.namespace(), child.name(), child.uid())
         .doOnSuccess(ignored -> LOG.debug("deleted {} {}: {}", type.resource().kind(), name, why))
-        .onErrorResume(e -> status(e) == 404 || status(e) == 409, e -> Mono.empty())
+        .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409, e -> Mono.empty())
         .onErrorMap(e -> failure("delete", type, name, e));
   }
 
@@ -136,22 +136,13 @@ public final class ChildrenManager {
     OwnerRef.controllerOf(parent).appendTo(refs);
   }
 
-  private static int status(Throwable e) {
-    return ApiException.codeOf(e);
-  }
 
   private static Throwable failure(String verb, ChildType type, String name, Throwable cause) {
     return new IllegalStateException("can't " + verb + " " + type.resource().kind() + " " + name + ": "
         + (cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage()), cause);
   }
 
-  private static String describe(DesiredChild child) {
-    return describe(child.namespace(), child.name());
-  }
 
-  private static String describe(String namespace, String name) {
-    return namespace == null || namespace.isEmpty() ? name : namespace + "/" + name;
-  }
 
   private static String key(String namespace, String name) {
     return (namespace == null ? "" : namespace) + "/" + name;

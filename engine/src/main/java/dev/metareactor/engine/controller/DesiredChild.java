@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller;
 
+import dev.metareactor.engine.kube.KubeObject;
 import java.util.Objects;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -17,5 +18,10 @@ public record DesiredChild(ChildType type, ObjectNode object) {
 
   public String name() {
     return object.path("metadata").path("name").asString();
+  }
+
+  /** {@code namespace/name}, or {@code name} for a cluster-scoped child. */
+  public String namespacedName() {
+    return KubeObject.namespacedName(namespace(), name());
   }
 }

@@ -80,7 +80,7 @@ public record DesiredObjects(String field, String ownerRole, String declaredIn) 
         throw new HookResponseException(field + ": cluster-scoped " + kind + " " + name
             + " cannot be owned by a namespaced " + ownerRole);
       }
-      String description = kind + " " + (namespace.isEmpty() ? name : namespace + "/" + name);
+      String description = kind + " " + KubeObject.namespacedName(namespace, name);
       completion.complete(metadata, description);
       Integer previous = seen.put(apiVersion + " " + kind + " " + namespace + "/" + name, i);
       if (previous != null) {

@@ -92,15 +92,12 @@ public final class Finalizers {
     String objectName = object.name();
     return api.patch(resource, namespace, objectName, ApiWriter.PatchType.JSON, KubeJson.text(patch))
         .map(ApiWriter.Written::object)
-        .onErrorResume(e -> status(e) == 404, e -> Mono.empty())
+        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
         // 422: the test failed, the list moved; 409: the server saw a concurrent write. Read it again and retry.
-        .onErrorResume(e -> attempts > 1 && (status(e) == 422 || status(e) == 409),
+        .onErrorResume(e -> attempts > 1 && (ApiException.codeOf(e) == 422 || ApiException.codeOf(e) == 409),
             e -> api.get(resource, namespace, objectName)
-                .onErrorResume(gone -> status(gone) == 404, gone -> Mono.empty())
+                .onErrorResume(gone -> ApiException.codeOf(gone) == 404, gone -> Mono.empty())
                 .flatMap(latest -> remove(resource, latest, attempts - 1)));
   }
 
-  private static int status(Throwable e) {
-    return ApiException.codeOf(e);
-  }
 }

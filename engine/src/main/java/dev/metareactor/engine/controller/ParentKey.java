@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller;
 
+import dev.metareactor.engine.kube.KubeObject;
 import java.util.Objects;
 
 /**
@@ -14,6 +15,6 @@ public record ParentKey(String namespace, String name) implements SyncKey {
 
   @Override
   public String toString() {
-    return namespace.isEmpty() ? name : namespace + "/" + name;
+    return KubeObject.namespacedName(namespace, name);
   }
 }

@@ -433,7 +433,7 @@ final class Informer {
   }
 
   private static String key(String namespace, String name) {
-    return namespace.isEmpty() ? name : namespace + "/" + name;
+    return KubeObject.namespacedName(namespace, name);
   }
 
   /** List items of built-in types carry no apiVersion and kind; objects always do here, first, as in a watch. */

@@ -40,7 +40,7 @@ public final class SharedInformers implements AutoCloseable {
   private record Target(ApiResource resource, String namespace, String name, Informer.Content content) {
     @Override
     public String toString() {
-      return name == null ? resource.toString() : resource + " " + (namespace.isEmpty() ? "" : namespace + "/") + name;
+      return name == null ? resource.toString() : resource + " " + KubeObject.namespacedName(namespace, name);
     }
   }
 

@@ -352,7 +352,17 @@ public final class KubeObject {
 
   /** {@code Kind namespace/name}, for logs and messages. */
   public String describe() {
-    return kind + " " + (namespace.isEmpty() ? "" : namespace + "/") + name;
+    return kind + " " + namespacedName();
+  }
+
+  /** {@code namespace/name}, or {@code name} for a cluster-scoped object. */
+  public String namespacedName() {
+    return namespacedName(namespace, name);
+  }
+
+  /** {@code namespace/name}, or {@code name} when {@code namespace} is empty or {@code null}. */
+  public static String namespacedName(String namespace, String name) {
+    return namespace == null || namespace.isEmpty() ? name : namespace + "/" + name;
   }
 
   @Override

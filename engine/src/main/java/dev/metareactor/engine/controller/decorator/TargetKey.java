@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller.decorator;
 
 import dev.metareactor.engine.controller.SyncKey;
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeObject;
 import java.util.Objects;
 
 /**
@@ -22,6 +23,6 @@ public record TargetKey(ApiResource resource, String namespace, String name) imp
 
   @Override
   public String toString() {
-    return resource.kind() + " " + (namespace.isEmpty() ? name : namespace + "/" + name);
+    return resource.kind() + " " + KubeObject.namespacedName(namespace, name);
   }
 }
