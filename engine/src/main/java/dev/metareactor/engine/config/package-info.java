@@ -1,0 +1,5 @@
+/**
+ * Validated, immutable option values: the engine's options, rate limits, retry settings, listen addresses, leader
+ * election and logging. A value that exists is usable; no I/O; any thread.
+ */
+package dev.metareactor.engine.config;

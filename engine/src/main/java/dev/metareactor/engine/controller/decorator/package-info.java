@@ -1,0 +1,6 @@
+/**
+ * DecoratorController: targets of one or more resources selected by labels and annotations, and the attachments
+ * its sync hook asks for (owned, annotated, never adopted); the router (events to target keys), the decorator part of
+ * the sync (attachments, labels, annotations, status) and the hosted controller.
+ */
+package dev.metareactor.engine.controller.decorator;

@@ -1,0 +1,51 @@
+/**
+ * What every controller kind shares, and the recipe for a new kind.
+ *
+ * <h2>The pieces</h2>
+ *
+ * <ul>
+ *   <li>{@link dev.metareactor.engine.controller.AbstractHostedController}: a hosted controller's life — waiting for
+ *   its resources, the work queue, outcomes and {@code SyncError} Events, resyncs, stopping and retiring.</li>
+ *   <li>{@link dev.metareactor.engine.controller.ObjectSync}: the one sync skeleton (finalizer, the chosen hook,
+ *   request, answer checked whole, owned objects converged, the kind's own writes, finalizer, outcome).</li>
+ *   <li>{@link dev.metareactor.engine.controller.SyncedResource}: a resource whose objects a controller syncs, and the
+ *   one rule for which of them it is responsible for (selected, or holding its finalizer); ControllerRef routing.</li>
+ *   <li>{@link dev.metareactor.engine.controller.ChildClaimer} (adopt and release by selector and ControllerRef),
+ *   {@link dev.metareactor.engine.controller.ChildrenManager} (create, update by method, delete, through the apply
+ *   engine), {@link dev.metareactor.engine.controller.Finalizers}.</li>
+ * </ul>
+ *
+ * <h2>Threads</h2>
+ *
+ * <p>Routers run on the informers' serial workers and only read caches and enqueue. Syncs run on the work queue's
+ * workers and never block: every API call and hook call is a {@code Mono}. {@code wire()} runs once, under the
+ * controller's lifecycle lock, on a worker thread.
+ *
+ * <h2>Hooks</h2>
+ *
+ * <p>{@code sync}: the desired state of a synced object's owned objects (and the kind's own fields); {@code finalize}:
+ * the same while the object is being deleted or no longer selected, until it answers {@code finalized: true}; {@code
+ * customize}: which related objects the other two are shown. A kind declares the hooks it has by name; a hook's {@code
+ * version} ({@code v1}, {@code v2}) decides how objects are keyed in its requests.
+ *
+ * <h2>Adding a controller kind</h2>
+ *
+ * <ol>
+ *   <li>Its spec: a record in {@code api/} parsed and validated from the controller object (errors name the
+ *   field).</li>
+ *   <li>Its key: a record implementing {@link dev.metareactor.engine.controller.SyncKey}.</li>
+ *   <li>Its router, in its own package {@code controller/<kind>/}: informer events to keys, through {@link
+ *   dev.metareactor.engine.controller.SyncedResource#responsibleFor} and {@link
+ *   dev.metareactor.engine.controller.SyncedResource#controllerOf}, or an index; never a scan.</li>
+ *   <li>Its part of the sync: an {@link dev.metareactor.engine.controller.ObjectSync.Kind} (its synced resources, the
+ *   key of an object, and a {@link dev.metareactor.engine.controller.ObjectSync.Plan} per sync: the owned objects the
+ *   hook sees, the answer checked whole, its own writes) and its {@link
+ *   dev.metareactor.engine.controller.ObjectSync.Shape} (the request's and answer's field names).</li>
+ *   <li>Its hosted controller: extends {@link dev.metareactor.engine.controller.AbstractHostedController}, declares its
+ *   hooks by name, lists its resources, and in {@code wire()} acquires informers, subscribes its router and returns
+ *   {@code objectSync(kind, shape, relatedObjects())}.</li>
+ *   <li>Its {@link dev.metareactor.engine.host.ControllerKind}, hosted by a {@link
+ *   dev.metareactor.engine.host.ControllerHost} in {@code server/Engine}; its CRD in {@code manifests/production}.</li>
+ * </ol>
+ */
+package dev.metareactor.engine.controller;

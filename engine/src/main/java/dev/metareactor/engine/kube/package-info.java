@@ -1,0 +1,7 @@
+/**
+ * The Kubernetes client: kubeconfig and credentials, one Reactor Netty connection pool for requests and watches,
+ * objects kept as compact JSON bytes with the metadata routing needs ({@link dev.metareactor.engine.kube.KubeObject}),
+ * resources ({@link dev.metareactor.engine.kube.ApiResource}) and the one rate-limited, metered write path
+ * ({@link dev.metareactor.engine.kube.ApiWriter}). Non-blocking; nothing runs on the event loops but I/O and parsing.
+ */
+package dev.metareactor.engine.kube;

@@ -1,0 +1,11 @@
+/**
+ * The Metareactor engine: hosts CompositeController and DecoratorController objects, Metacontroller's lambda
+ * controllers, on Project Reactor.
+ *
+ * <p>Data flows one way: {@code informer} (list and watch, caches with indexes) -> a kind's router in {@code
+ * controller} (events to keys, never a scan) -> {@code queue} (per-key serialized work with backpressure and retries)
+ * -> {@link dev.metareactor.engine.controller.ObjectSync} (the hook through {@code hook}, the apply engine, writes
+ * through {@code kube}). {@code host} turns controller objects into hosted controllers; {@code server} assembles it
+ * all. {@code Main} is the process: signals, exit codes.
+ */
+package dev.metareactor.engine;

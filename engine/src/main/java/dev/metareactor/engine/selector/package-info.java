@@ -1,0 +1,6 @@
+/**
+ * Label selectors (Kubernetes' syntax and semantics, from a controller spec, a hook answer or the command line) and
+ * the index that finds the selectors matching an object's labels without testing every one. Immutable selectors; the
+ * index is thread-safe.
+ */
+package dev.metareactor.engine.selector;

@@ -1,0 +1,16 @@
+/**
+ * The engine's assembly and process-level concerns: {@link dev.metareactor.engine.server.Engine} (the client,
+ * discovery, informers, hosts, readiness, graceful shutdown), leader election, logging as Metacontroller's zap logs.
+ *
+ * <h2>Thread map</h2>
+ *
+ * <ul>
+ *   <li>{@code reactor-http-epoll-*}: Reactor Netty event loops — API and hook I/O, watch decoding. Never block.</li>
+ *   <li>{@code parallel-*}: Reactor's parallel scheduler — syncs (the queue's workers), timers, discovery, each
+ *       informer's serial worker (its events, in order, to the routers) and leader election's single worker.</li>
+ *   <li>{@code boundedElastic-*}: building, starting and stopping controllers (which may read Secrets, build TLS),
+ *       refreshing credentials.</li>
+ *   <li>{@code main}: parsing, start, then waiting for a signal; shutdown.</li>
+ * </ul>
+ */
+package dev.metareactor.engine.server;
