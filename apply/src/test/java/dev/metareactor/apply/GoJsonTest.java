@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -46,6 +47,7 @@ class GoJsonTest {
   void marshalsExactlyAsGo(Golden golden) {
     JsonNode parsed = MAPPER.readTree(golden.input());
     assertThat(GoJson.marshal(parsed)).isEqualTo(golden.go());
+    assertThat(GoJson.marshalUtf8(parsed)).isEqualTo(golden.go().getBytes(StandardCharsets.UTF_8));
     assertThat(GoJson.marshalsTo(parsed, golden.go())).isTrue();
     assertThat(GoJson.marshalsTo(parsed, golden.go() + " ")).isFalse();
     assertThat(GoJson.marshalsTo(parsed, golden.go().substring(0, golden.go().length() - 1))).isFalse();
@@ -65,8 +67,21 @@ class GoJsonTest {
 
   @Test
   void unpairedSurrogateBecomesReplacementCharacter() {
-    JsonNode text = JsonNodeFactory.instance.stringNode("a\uD800b\uDC00c");
-    assertThat(GoJson.marshal(text)).isEqualTo("\"a\uFFFDb\uFFFDc\"");
+    JsonNode text = JsonNodeFactory.instance.stringNode("a\uD800b\uDC00c\uD800");
+    assertThat(GoJson.marshal(text)).isEqualTo("\"a\uFFFDb\uFFFDc\uFFFD\"");
+    assertThat(GoJson.marshalUtf8(text)).isEqualTo("\"a\uFFFDb\uFFFDc\uFFFD\"".getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void outputOfAnySizeIsComplete() {
+    // Past the reused buffer's first size, and past the size a thread keeps; then small again.
+    for (int length : new int[] {10, 5_000, 3_000_000, 10}) {
+      String text = "\u00e9\uD83D\uDE00<x>".repeat(length);
+      String expected = "\"" + text.replace("<", "\\u003c").replace(">", "\\u003e") + "\"";
+      JsonNode node = JsonNodeFactory.instance.stringNode(text);
+      assertThat(GoJson.marshal(node)).isEqualTo(expected);
+      assertThat(GoJson.marshalUtf8(node)).isEqualTo(expected.getBytes(StandardCharsets.UTF_8));
+    }
   }
 
   @Test
