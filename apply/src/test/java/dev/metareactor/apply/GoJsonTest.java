@@ -24,7 +24,8 @@ class GoJsonTest {
 
   private static final JsonMapper MAPPER = JsonMapper.builder().build();
 
-  record Golden(String input, String go, String goFmtV) {
+  /** One input; for a number also the create and update bodies Metacontroller sends with it (else null). */
+  record Golden(String input, String go, String goFmtV, String goCreate, String goUpdate) {
     @Override
     public String toString() {
       return input.length() > 60 ? input.substring(0, 60) + "..." : input;
@@ -36,10 +37,14 @@ class GoJsonTest {
       List<Golden> cases = new ArrayList<>();
       for (JsonNode item : MAPPER.readTree(in)) {
         cases.add(new Golden(item.get("input").stringValue(), item.get("go").stringValue(),
-            item.has("goFmtV") ? item.get("goFmtV").stringValue() : null));
+            optional(item, "goFmtV"), optional(item, "goCreate"), optional(item, "goUpdate")));
       }
       return cases;
     }
+  }
+
+  private static String optional(JsonNode item, String field) {
+    return item.has(field) ? item.get(field).stringValue() : null;
   }
 
   @ParameterizedTest(name = "{0}")
@@ -63,6 +68,9 @@ class GoJsonTest {
     assertThat(cases).extracting(Golden::go).anyMatch(s -> s.contains("\\u003c") && s.contains("\\u0026"));
     assertThat(cases).extracting(Golden::go).anyMatch(s -> s.contains("\\u2028"));
     assertThat(cases).extracting(Golden::go).contains("9007199254740993", "1e+21", "1e-7", "1");
+    assertThat(cases).filteredOn(golden -> golden.goCreate() != null).extracting(Golden::input)
+        .contains("-0.0", "-0", "1e20", "1E+2", "100.0", "2.0", "123456789012345678901234",
+            "-123456789012345678901234", "1e21", "0.000001", "1e-7");
   }
 
   @Test
