@@ -3,6 +3,7 @@ package dev.metareactor.apply;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Comparator;
@@ -16,7 +17,9 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>Why byte-identical: Metacontroller stores the desired object in the last-applied annotation and decides
  * whether to update a child by deep equality, annotation included. Any byte of difference here would make
- * every existing child of a migrated cluster look changed and be rewritten once.
+ * every existing child of a migrated cluster look changed and be rewritten once. The engine also sends the body
+ * of every child create and update in this form ({@link #marshalUtf8}), as Metacontroller's client does: a typed
+ * field such as a Deployment's {@code spec.replicas} rejects {@code 3.0}, which Go writes as {@code 3}.
  *
  * <p>The rules, as Go applies them:
  * <ul>
@@ -35,6 +38,8 @@ public final class GoJson {
   static final Comparator<String> CODE_POINT_ORDER = GoJson::compareCodePoints;
 
   private static final char[] HEX = "0123456789abcdef".toCharArray();
+  /** ASCII characters Go escapes: control characters, {@code "}, {@code \}, and {@code < > &} (HTML-safe output). */
+  private static final boolean[] ESCAPED_ASCII = escapedAscii();
   private static final double EXPONENT_FORMAT_ABOVE = 1e21;
   private static final double EXPONENT_FORMAT_BELOW = 1e-6;
 
@@ -42,9 +47,19 @@ public final class GoJson {
 
   /** Returns the Go {@code encoding/json} serialization of {@code node}. */
   public static String marshal(JsonNode node) {
-    StringBuilder out = new StringBuilder(256);
-    write(node, new BuilderOut(out, KeyScratch.get()), 0);
-    return out.toString();
+    Utf8Out out = new Utf8Out(Scratch.get());
+    write(node, out, 0);
+    return out.text();
+  }
+
+  /**
+   * The same serialization as UTF-8 bytes: what Metacontroller's Go client sends as the body of a create or an
+   * update, so the API server reads every number as it would from Metacontroller ({@code 3}, never {@code 3.0}).
+   */
+  public static byte[] marshalUtf8(JsonNode node) {
+    Utf8Out out = new Utf8Out(Scratch.get());
+    write(node, out, 0);
+    return out.bytes();
   }
 
   /**
@@ -52,7 +67,7 @@ public final class GoJson {
    * the steady-state check of every sync compares the desired object with the annotation already on the child.
    */
   public static boolean marshalsTo(JsonNode node, String expected) {
-    MatchingOut out = new MatchingOut(expected, KeyScratch.get());
+    MatchingOut out = new MatchingOut(expected, Scratch.get());
     try {
       write(node, out, 0);
     } catch (MatchingOut.Mismatch mismatch) {
@@ -63,27 +78,115 @@ public final class GoJson {
 
   /** Where serialized text goes: a buffer, or a comparison against expected text. */
   private interface Out {
-    /** Per-thread arrays for ordering the keys of objects, one per nesting depth, reused across calls. */
-    KeyScratch scratch();
+    /** Per-thread arrays for ordering the keys of objects and for the output, reused across calls. */
+    Scratch scratch();
 
     void append(char c);
 
     void append(CharSequence s, int start, int end);
+
+    /** {@code s[start, end)}, known to be all ASCII. */
+    default void appendAscii(String s, int start, int end) {
+      append(s, start, end);
+    }
 
     default void append(String s) {
       append(s, 0, s.length());
     }
   }
 
-  private record BuilderOut(StringBuilder builder, KeyScratch scratch) implements Out {
+  /**
+   * UTF-8 into the thread's reusable buffer; only the finished text or bytes are allocated. The writer never
+   * splits a surrogate pair across two appends, and has already replaced unpaired surrogates.
+   */
+  private static final class Utf8Out implements Out {
+    private final Scratch scratch;
+    private byte[] buffer;
+    private int size;
+
+    Utf8Out(Scratch scratch) {
+      this.scratch = scratch;
+      this.buffer = scratch.output;
+    }
+
+    @Override
+    public Scratch scratch() {
+      return scratch;
+    }
+
     @Override
     public void append(char c) {
-      builder.append(c);
+      if (c < 0x80) {
+        ensure(1);
+        buffer[size++] = (byte) c;
+      } else {
+        appendNonAscii(c, (char) 0);
+      }
     }
 
     @Override
     public void append(CharSequence s, int start, int end) {
-      builder.append(s, start, end);
+      ensure(end - start);
+      for (int i = start; i < end; i++) {
+        char c = s.charAt(i);
+        if (c < 0x80) {
+          buffer[size++] = (byte) c;
+        } else {
+          if (appendNonAscii(c, i + 1 < end ? s.charAt(i + 1) : 0)) {
+            i++;
+          }
+          ensure(end - i);
+        }
+      }
+    }
+
+    @Override
+    @SuppressWarnings("deprecation") // copies the low byte of each char: exact for ASCII, and fast
+    public void appendAscii(String s, int start, int end) {
+      ensure(end - start);
+      s.getBytes(start, end, buffer, size);
+      size += end - start;
+    }
+
+    /** Appends {@code c}, or {@code c} and {@code next} when they are a surrogate pair; says whether they were. */
+    private boolean appendNonAscii(char c, char next) {
+      ensure(4);
+      if (c < 0x800) {
+        buffer[size++] = (byte) (0xC0 | c >> 6);
+        buffer[size++] = (byte) (0x80 | c & 0x3F);
+        return false;
+      }
+      if (Character.isHighSurrogate(c) && Character.isLowSurrogate(next)) {
+        int codePoint = Character.toCodePoint(c, next);
+        buffer[size++] = (byte) (0xF0 | codePoint >> 18);
+        buffer[size++] = (byte) (0x80 | codePoint >> 12 & 0x3F);
+        buffer[size++] = (byte) (0x80 | codePoint >> 6 & 0x3F);
+        buffer[size++] = (byte) (0x80 | codePoint & 0x3F);
+        return true;
+      }
+      char bmp = Character.isSurrogate(c) ? '\uFFFD' : c;
+      buffer[size++] = (byte) (0xE0 | bmp >> 12);
+      buffer[size++] = (byte) (0x80 | bmp >> 6 & 0x3F);
+      buffer[size++] = (byte) (0x80 | bmp & 0x3F);
+      return false;
+    }
+
+    private void ensure(int more) {
+      if (size + more > buffer.length) {
+        buffer = Arrays.copyOf(buffer, Math.max(buffer.length * 2, size + more));
+      }
+    }
+
+    String text() {
+      String text = new String(buffer, 0, size, StandardCharsets.UTF_8);
+      scratch.keepOutput(buffer);
+      return text;
+    }
+
+    byte[] bytes() {
+      byte[] bytes = Arrays.copyOf(buffer, size);
+      scratch.keepOutput(buffer);
+      return bytes;
     }
   }
 
@@ -100,16 +203,16 @@ public final class GoJson {
     }
 
     private final String expected;
-    private final KeyScratch scratch;
+    private final Scratch scratch;
     private int position;
 
-    MatchingOut(String expected, KeyScratch scratch) {
+    MatchingOut(String expected, Scratch scratch) {
       this.expected = expected;
       this.scratch = scratch;
     }
 
     @Override
-    public KeyScratch scratch() {
+    public Scratch scratch() {
       return scratch;
     }
 
@@ -195,13 +298,19 @@ public final class GoJson {
     write(value, out, depth + 1);
   }
 
-  /** Reusable key arrays, one per nesting depth (a member is written while its parent's keys are in use). */
-  private static final class KeyScratch {
-    private static final ThreadLocal<KeyScratch> PER_THREAD = ThreadLocal.withInitial(KeyScratch::new);
+  /**
+   * Per-thread buffers: key arrays, one per nesting depth (a member is written while its parent's keys are in
+   * use), and the output bytes.
+   */
+  private static final class Scratch {
+    private static final ThreadLocal<Scratch> PER_THREAD = ThreadLocal.withInitial(Scratch::new);
+    /** A larger output buffer is not kept: one huge object must not pin its size to the thread forever. */
+    private static final int MAX_KEPT_OUTPUT = 1 << 20;
 
     private String[][] byDepth = new String[16][];
+    private byte[] output = new byte[4096];
 
-    static KeyScratch get() {
+    static Scratch get() {
       return PER_THREAD.get();
     }
 
@@ -215,6 +324,12 @@ public final class GoJson {
         byDepth[depth] = keys;
       }
       return keys;
+    }
+
+    void keepOutput(byte[] grown) {
+      if (grown.length <= MAX_KEPT_OUTPUT) {
+        output = grown;
+      }
     }
   }
 
@@ -246,52 +361,72 @@ public final class GoJson {
     out.append('"');
     int length = s.length();
     int start = 0;
+    boolean ascii = true; // whether s[start, i) is all ASCII
     for (int i = 0; i < length; i++) {
       char c = s.charAt(i);
-      String escape = null;
-      if (c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&') {
-        escape = switch (c) {
-          case '"' -> "\\\"";
-          case '\\' -> "\\\\";
-          case '\b' -> "\\b";
-          case '\f' -> "\\f";
-          case '\n' -> "\\n";
-          case '\r' -> "\\r";
-          case '\t' -> "\\t";
-          default -> null;
-        };
-        if (escape == null) {
-          out.append(s, start, i);
-          appendUnicodeEscape(c, out);
-          start = i + 1;
+      String escape;
+      if (c < 0x80) {
+        if (!ESCAPED_ASCII[c]) {
           continue;
         }
+        escape = shortEscape(c);
       } else if (c == '\u2028' || c == '\u2029') {
-        out.append(s, start, i);
-        appendUnicodeEscape(c, out);
-        start = i + 1;
-        continue;
+        escape = null;
       } else if (Character.isSurrogate(c)) {
-        boolean paired = Character.isHighSurrogate(c)
-            && i + 1 < length
-            && Character.isLowSurrogate(s.charAt(i + 1));
-        if (paired) {
+        if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(s.charAt(i + 1))) {
           i++;
+          ascii = false;
           continue;
         }
-        out.append(s, start, i);
-        out.append('\uFFFD');
-        start = i + 1;
-        continue;
+        escape = "\uFFFD";
       } else {
+        ascii = false;
         continue;
       }
-      out.append(s, start, i);
-      out.append(escape);
+      appendRun(s, start, i, ascii, out);
+      if (escape == null) {
+        appendUnicodeEscape(c, out);
+      } else {
+        out.append(escape);
+      }
       start = i + 1;
+      ascii = true;
     }
-    out.append(s, start, length);
+    appendRun(s, start, length, ascii, out);
     out.append('"');
+  }
+
+  private static void appendRun(String s, int start, int end, boolean ascii, Out out) {
+    if (ascii) {
+      out.appendAscii(s, start, end);
+    } else {
+      out.append(s, start, end);
+    }
+  }
+
+  /** The two-character escape of {@code c}, or {@code null} when Go writes it as <code>&#92;u00XX</code>. */
+  private static String shortEscape(char c) {
+    return switch (c) {
+      case '"' -> "\\\"";
+      case '\\' -> "\\\\";
+      case '\b' -> "\\b";
+      case '\f' -> "\\f";
+      case '\n' -> "\\n";
+      case '\r' -> "\\r";
+      case '\t' -> "\\t";
+      default -> null;
+    };
+  }
+
+  private static boolean[] escapedAscii() {
+    boolean[] escaped = new boolean[0x80];
+    for (char c = 0; c < 0x20; c++) {
+      escaped[c] = true;
+    }
+    for (char c : new char[] {'"', '\\', '<', '>', '&'}) {
+      escaped[c] = true;
+    }
+    return escaped;
   }
 
   private static void appendUnicodeEscape(char c, Out out) {

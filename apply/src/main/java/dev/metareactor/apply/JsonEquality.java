@@ -9,8 +9,9 @@ import tools.jackson.databind.JsonNode;
  * {@code reflect.DeepEqual} over decoded JSON, except where that comparison reports a change the API server
  * would undo, which would make the engine write the same object on every sync (a hot update loop):
  * <ul>
- *   <li>numbers compare by value: {@code 1}, {@code 1.0} and {@code 1e0} are equal (Go compares the
- *       {@code int64} and {@code float64} they decode to as different);</li>
+ *   <li>numbers compare by the value Go decodes them to ({@code int64} when integral and in range, else
+ *       {@code float64}), and an {@code int64} equals a {@code float64} of the same value: {@code 1}, {@code 1.0} and
+ *       {@code 1e0} are equal (Go compares the {@code int64} and {@code float64} they decode to as different);</li>
  *   <li>an object member whose value is {@code null} equals an absent member (typed resources drop nulls, so a
  *       desired {@code "field": null} would otherwise never match what the server returns).</li>
  * </ul>
@@ -93,25 +94,27 @@ public final class JsonEquality {
     return true;
   }
 
+  /**
+   * Compares the values Go decodes the two numbers to: an {@code int64} for an integral literal that fits, else a
+   * {@code float64}. So {@code 123456789012345678901234} equals {@code 1.2345678901234569e+23}, the value a server
+   * stores for it (it is beyond int64), while an int64 and a float64 compare exactly: {@code 9007199254740993}
+   * is not {@code 9007199254740992.0}.
+   */
   static boolean numbersEqual(JsonNode a, JsonNode b) {
-    boolean aLong = a.isIntegralNumber() && a.canConvertToLong();
-    boolean bLong = b.isIntegralNumber() && b.canConvertToLong();
+    boolean aLong = isInt64(a);
+    boolean bLong = isInt64(b);
     if (aLong && bLong) {
       return a.longValue() == b.longValue();
     }
-    if (a.isFloatingPointNumber() && b.isFloatingPointNumber() && !a.isBigDecimal() && !b.isBigDecimal()) {
+    if (!aLong && !bLong) {
       return a.doubleValue() == b.doubleValue();
     }
-    return exact(a).compareTo(exact(b)) == 0;
+    long integer = aLong ? a.longValue() : b.longValue();
+    double floating = aLong ? b.doubleValue() : a.doubleValue();
+    return new BigDecimal(integer).compareTo(new BigDecimal(floating)) == 0;
   }
 
-  private static BigDecimal exact(JsonNode number) {
-    if (number.isIntegralNumber()) {
-      return new BigDecimal(number.bigIntegerValue());
-    }
-    if (number.isBigDecimal()) {
-      return number.decimalValue();
-    }
-    return new BigDecimal(number.doubleValue());
+  private static boolean isInt64(JsonNode number) {
+    return number.isIntegralNumber() && number.canConvertToLong();
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -23,7 +24,8 @@ class GoJsonTest {
 
   private static final JsonMapper MAPPER = JsonMapper.builder().build();
 
-  record Golden(String input, String go, String goFmtV) {
+  /** One input; for a number also the create and update bodies Metacontroller sends with it (else null). */
+  record Golden(String input, String go, String goFmtV, String goCreate, String goUpdate) {
     @Override
     public String toString() {
       return input.length() > 60 ? input.substring(0, 60) + "..." : input;
@@ -35,10 +37,14 @@ class GoJsonTest {
       List<Golden> cases = new ArrayList<>();
       for (JsonNode item : MAPPER.readTree(in)) {
         cases.add(new Golden(item.get("input").stringValue(), item.get("go").stringValue(),
-            item.has("goFmtV") ? item.get("goFmtV").stringValue() : null));
+            optional(item, "goFmtV"), optional(item, "goCreate"), optional(item, "goUpdate")));
       }
       return cases;
     }
+  }
+
+  private static String optional(JsonNode item, String field) {
+    return item.has(field) ? item.get(field).stringValue() : null;
   }
 
   @ParameterizedTest(name = "{0}")
@@ -46,6 +52,7 @@ class GoJsonTest {
   void marshalsExactlyAsGo(Golden golden) {
     JsonNode parsed = MAPPER.readTree(golden.input());
     assertThat(GoJson.marshal(parsed)).isEqualTo(golden.go());
+    assertThat(GoJson.marshalUtf8(parsed)).isEqualTo(golden.go().getBytes(StandardCharsets.UTF_8));
     assertThat(GoJson.marshalsTo(parsed, golden.go())).isTrue();
     assertThat(GoJson.marshalsTo(parsed, golden.go() + " ")).isFalse();
     assertThat(GoJson.marshalsTo(parsed, golden.go().substring(0, golden.go().length() - 1))).isFalse();
@@ -61,12 +68,28 @@ class GoJsonTest {
     assertThat(cases).extracting(Golden::go).anyMatch(s -> s.contains("\\u003c") && s.contains("\\u0026"));
     assertThat(cases).extracting(Golden::go).anyMatch(s -> s.contains("\\u2028"));
     assertThat(cases).extracting(Golden::go).contains("9007199254740993", "1e+21", "1e-7", "1");
+    assertThat(cases).filteredOn(golden -> golden.goCreate() != null).extracting(Golden::input)
+        .contains("-0.0", "-0", "1e20", "1E+2", "100.0", "2.0", "123456789012345678901234",
+            "-123456789012345678901234", "1e21", "0.000001", "1e-7");
   }
 
   @Test
   void unpairedSurrogateBecomesReplacementCharacter() {
-    JsonNode text = JsonNodeFactory.instance.stringNode("a\uD800b\uDC00c");
-    assertThat(GoJson.marshal(text)).isEqualTo("\"a\uFFFDb\uFFFDc\"");
+    JsonNode text = JsonNodeFactory.instance.stringNode("a\uD800b\uDC00c\uD800");
+    assertThat(GoJson.marshal(text)).isEqualTo("\"a\uFFFDb\uFFFDc\uFFFD\"");
+    assertThat(GoJson.marshalUtf8(text)).isEqualTo("\"a\uFFFDb\uFFFDc\uFFFD\"".getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void outputOfAnySizeIsComplete() {
+    // Past the reused buffer's first size, and past the size a thread keeps; then small again.
+    for (int length : new int[] {10, 5_000, 3_000_000, 10}) {
+      String text = "\u00e9\uD83D\uDE00<x>".repeat(length);
+      String expected = "\"" + text.replace("<", "\\u003c").replace(">", "\\u003e") + "\"";
+      JsonNode node = JsonNodeFactory.instance.stringNode(text);
+      assertThat(GoJson.marshal(node)).isEqualTo(expected);
+      assertThat(GoJson.marshalUtf8(node)).isEqualTo(expected.getBytes(StandardCharsets.UTF_8));
+    }
   }
 
   @Test

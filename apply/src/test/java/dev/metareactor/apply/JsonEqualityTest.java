@@ -28,6 +28,20 @@ class JsonEqualityTest {
     assertThat(eq("0.1", "0.10")).isTrue();
     assertThat(eq("1", "2")).isFalse();
     assertThat(eq("1.5", "1")).isFalse();
+    assertThat(eq("-0.0", "0")).isTrue();
+  }
+
+  @Test
+  void numbersBeyondInt64CompareAsTheFloat64GoDecodesThemTo() {
+    // What a server stores (and returns) for a desired integer beyond int64 is Go's float64 of it.
+    assertThat(eq("123456789012345678901234", "1.2345678901234569e+23")).isTrue();
+    assertThat(eq("-123456789012345678901234", "-1.2345678901234569e+23")).isTrue();
+    assertThat(eq("12345678901234567890", "12345678901234567000")).isTrue();
+    assertThat(eq("1e20", "100000000000000000000")).isTrue();
+    assertThat(eq("123456789012345678901234", "1.2345678901234567e+23")).isFalse();
+    // Within int64 an integer is exact, and equals a float64 only of exactly its value.
+    assertThat(eq("9223372036854775807", "9.223372036854775807e18")).isFalse();
+    assertThat(eq("9223372036854775807", "9223372036854775808")).isFalse();
   }
 
   @Test

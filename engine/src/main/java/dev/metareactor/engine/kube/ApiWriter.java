@@ -1,5 +1,6 @@
 package dev.metareactor.engine.kube;
 
+import dev.metareactor.apply.GoJson;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.ratelimit.TokenBucket;
 import io.micrometer.core.instrument.Counter;
@@ -76,16 +77,28 @@ public final class ApiWriter {
     return call("get", resource, "GET", path(resource, namespace, name), null, null).map(Written::object);
   }
 
-  /** A create; the namespace is the object's. */
+  /** A create; the namespace is the object's. The body is {@linkplain #body Go's serialization}. */
   public Mono<Written> create(ApiResource resource, ObjectNode object) {
-    return call("create", resource, "POST", path(resource, namespaceOf(object), null), KubeApi.JSON,
-        KubeJson.bytes(object));
+    return call("create", resource, "POST", path(resource, namespaceOf(object), null), KubeApi.JSON, body(object));
   }
 
-  /** PUT of the whole object, carrying its resourceVersion: a conflict fails with HTTP 409. */
+  /**
+   * PUT of the whole object, carrying its resourceVersion: a conflict fails with HTTP 409. The body is
+   * {@linkplain #body Go's serialization}.
+   */
   public Mono<Written> update(ApiResource resource, ObjectNode object) {
     return call("update", resource, "PUT", path(resource, namespaceOf(object), nameOf(object)), KubeApi.JSON,
-        KubeJson.bytes(object));
+        body(object));
+  }
+
+  /**
+   * The body of a create or an update: the object as Metacontroller's Go client writes it ({@link GoJson}), so
+   * the API server reads every number as it would from Metacontroller. A hook's {@code 3.0} or {@code 3E+0} goes
+   * out as {@code 3}: a typed field such as a Deployment's {@code spec.replicas} (int32) rejects the {@code 3.0}
+   * Jackson would write.
+   */
+  static byte[] body(ObjectNode object) {
+    return GoJson.marshalUtf8(object);
   }
 
   /** A patch of the given type. */
