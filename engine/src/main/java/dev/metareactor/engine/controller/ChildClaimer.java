@@ -3,7 +3,7 @@ package dev.metareactor.engine.controller;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
@@ -46,9 +46,9 @@ public final class ChildClaimer {
 
   private static final Logger LOG = LoggerFactory.getLogger(ChildClaimer.class);
 
-  private final ApiWriter api;
+  private final ObjectApi api;
 
-  public ChildClaimer(ApiWriter api) {
+  public ChildClaimer(ObjectApi api) {
     this.api = Objects.requireNonNull(api, "api");
   }
 
@@ -162,7 +162,7 @@ public final class ChildClaimer {
     metadata.set("ownerReferences", refs);
     metadata.put("resourceVersion", child.resourceVersion());
     return api.mergePatch(type.resource(), child.namespace(), child.name(), KubeJson.text(patch))
-        .map(ApiWriter.Written::object)
+        .map(ObjectApi.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
         .onErrorMap(e -> ApiException.codeOf(e) != 409,
             e -> new IllegalStateException("can't " + verb + " " + type.resource().kind() + " " + child.namespacedName()

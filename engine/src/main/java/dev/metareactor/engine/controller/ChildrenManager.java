@@ -3,7 +3,7 @@ package dev.metareactor.engine.controller;
 import dev.metareactor.apply.ApplyResult;
 import dev.metareactor.apply.DynamicApply;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
 import java.util.ArrayList;
@@ -37,9 +37,9 @@ public final class ChildrenManager {
 
   private static final Logger LOG = LoggerFactory.getLogger(ChildrenManager.class);
 
-  private final ApiWriter api;
+  private final ObjectApi api;
 
-  public ChildrenManager(ApiWriter api) {
+  public ChildrenManager(ObjectApi api) {
     this.api = Objects.requireNonNull(api, "api");
   }
 

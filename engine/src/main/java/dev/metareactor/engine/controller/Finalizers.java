@@ -2,7 +2,7 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.List;
@@ -30,9 +30,9 @@ public final class Finalizers {
   private static final int REMOVE_ATTEMPTS = 3;
 
   private final String name;
-  private final ApiWriter api;
+  private final ObjectApi api;
 
-  public Finalizers(String name, ApiWriter api) {
+  public Finalizers(String name, ObjectApi api) {
     this.name = Objects.requireNonNull(name, "name");
     this.api = Objects.requireNonNull(api, "api");
   }
@@ -67,7 +67,7 @@ public final class Finalizers {
     finalizers.add(name);
     metadata.put("resourceVersion", object.resourceVersion());
     return api.mergePatch(resource, object.namespace(), object.name(), KubeJson.text(patch))
-        .map(ApiWriter.Written::object)
+        .map(ObjectApi.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
   }
 
@@ -90,8 +90,8 @@ public final class Finalizers {
     patch.addObject().put("op", "remove").put("path", path);
     String namespace = object.namespace();
     String objectName = object.name();
-    return api.patch(resource, namespace, objectName, ApiWriter.PatchType.JSON, KubeJson.text(patch))
-        .map(ApiWriter.Written::object)
+    return api.patch(resource, namespace, objectName, ObjectApi.PatchType.JSON, KubeJson.text(patch))
+        .map(ObjectApi.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
         // 422: the test failed, the list moved; 409: the server saw a concurrent write. Read it again and retry.
         .onErrorResume(e -> attempts > 1 && (ApiException.codeOf(e) == 422 || ApiException.codeOf(e) == 409),

@@ -4,7 +4,7 @@ import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.SharedInformers;
-import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.http.HookClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
@@ -25,7 +25,7 @@ public record ControllerContext(
     EngineOptions options,
     Discovery discovery,
     SharedInformers informers,
-    ApiWriter api,
+    ObjectApi api,
     EventRecorder events,
     HookClient hooks,
     MeterRegistry meters) {

@@ -23,41 +23,10 @@ import tools.jackson.databind.node.ObjectNode;
  * <p>Writes complete with the API server's answer ({@link Written}, parsed on demand), reads with the
  * {@link KubeObject}; a refused request fails with {@link ApiException} (with the HTTP code).
  */
-public final class ApiWriter {
+public final class ApiWriter implements ObjectApi {
 
   /** The request counter's name (Prometheus: {@code metareactor_api_requests_total}). */
   public static final String REQUESTS_METRIC = "metareactor.api.requests";
-
-  /** The content types of {@code PATCH}. */
-  public enum PatchType {
-    /** RFC 6902 JSON Patch. */
-    JSON("application/json-patch+json"),
-    /** RFC 7386 JSON merge patch. */
-    MERGE("application/merge-patch+json"),
-    /** Kubernetes strategic merge patch (built-in types only). */
-    STRATEGIC("application/strategic-merge-patch+json");
-
-    private final String contentType;
-
-    PatchType(String contentType) {
-      this.contentType = contentType;
-    }
-
-    public String contentType() {
-      return contentType;
-    }
-  }
-
-  /**
-   * What the API server answered a write with: the object as written, parsed only when asked for — most writes
-   * (a child created, a status replaced) never read it.
-   */
-  public record Written(byte[] answer) {
-    /** The object as the API server stored it. */
-    public KubeObject object() {
-      return KubeObject.parse(answer);
-    }
-  }
 
   private final KubeApi api;
   private final TokenBucket rate;
@@ -73,11 +42,13 @@ public final class ApiWriter {
   }
 
   /** An uncached read. */
+  @Override
   public Mono<KubeObject> get(ApiResource resource, String namespace, String name) {
     return call("get", resource, "GET", path(resource, namespace, name), null, null).map(Written::object);
   }
 
   /** A create; the namespace is the object's. The body is {@linkplain #body Go's serialization}. */
+  @Override
   public Mono<Written> create(ApiResource resource, ObjectNode object) {
     return call("create", resource, "POST", path(resource, namespaceOf(object), null), KubeApi.JSON, body(object));
   }
@@ -86,6 +57,7 @@ public final class ApiWriter {
    * PUT of the whole object, carrying its resourceVersion: a conflict fails with HTTP 409. The body is
    * {@linkplain #body Go's serialization}.
    */
+  @Override
   public Mono<Written> update(ApiResource resource, ObjectNode object) {
     return call("update", resource, "PUT", path(resource, namespaceOf(object), nameOf(object)), KubeApi.JSON,
         body(object));
@@ -102,26 +74,24 @@ public final class ApiWriter {
   }
 
   /** A patch of the given type. */
+  @Override
   public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, String body) {
     return call("patch", resource, "PATCH", path(resource, namespace, name), type.contentType(), utf8(body));
   }
 
   /** A patch of the status subresource. */
+  @Override
   public Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type,
       String body) {
     return call("patch-status", resource, "PATCH", path(resource, namespace, name) + "/status", type.contentType(),
         utf8(body));
   }
 
-  /** A JSON merge patch. */
-  public Mono<Written> mergePatch(ApiResource resource, String namespace, String name, String body) {
-    return patch(resource, namespace, name, PatchType.MERGE, body);
-  }
-
   /**
    * Deletes with background propagation and, when {@code uid} is given, a UID precondition (so an object
    * re-created under the same name is never deleted by mistake). Completes empty when the object is gone.
    */
+  @Override
   public Mono<Void> delete(ApiResource resource, String namespace, String name, String uid) {
     StringBuilder options = new StringBuilder("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",")
         .append("\"propagationPolicy\":\"Background\"");

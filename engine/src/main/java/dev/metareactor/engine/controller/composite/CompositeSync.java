@@ -14,7 +14,7 @@ import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.selector.LabelSelector;
@@ -55,11 +55,11 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
   private final SyncedResource parents;
   private final List<ChildType> childTypes;
   private final ChildClaimer claimer;
-  private final ApiWriter api;
+  private final ObjectApi api;
   private final DesiredObjects desiredObjects;
 
   CompositeSync(CompositeControllerSpec spec, SyncedResource parents, List<ChildType> childTypes,
-      ChildClaimer claimer, ApiWriter api) {
+      ChildClaimer claimer, ObjectApi api) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.childTypes = List.copyOf(childTypes);
@@ -153,9 +153,9 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
     patch.addObject().put("op", "test").put("path", "/metadata/uid").put("value", parent.uid());
     patch.addObject().put("op", "add").put("path", "/status").set("value", status);
     String body = KubeJson.text(patch);
-    Mono<ApiWriter.Written> write = synced.resource().hasStatusSubresource()
-        ? api.patchStatus(synced.resource(), parent.namespace(), parent.name(), ApiWriter.PatchType.JSON, body)
-        : api.patch(synced.resource(), parent.namespace(), parent.name(), ApiWriter.PatchType.JSON, body);
+    Mono<ObjectApi.Written> write = synced.resource().hasStatusSubresource()
+        ? api.patchStatus(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, body)
+        : api.patch(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, body);
     return write.thenReturn(true)
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.just(false))
         .onErrorMap(e -> ApiException.codeOf(e) != 409,

@@ -13,7 +13,7 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.ArrayList;
@@ -53,11 +53,11 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   private final DecoratorControllerSpec spec;
   private final Map<ApiResource, TargetType> targets;
   private final List<ChildType> attachmentTypes;
-  private final ApiWriter api;
+  private final ObjectApi api;
   private final DesiredObjects desiredObjects;
 
   DecoratorSync(DecoratorControllerSpec spec, List<TargetType> targets, List<ChildType> attachmentTypes,
-      ApiWriter api) {
+      ObjectApi api) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.targets = new LinkedHashMap<>();
     targets.forEach(type -> this.targets.put(type.resource(), type));
@@ -187,12 +187,12 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
     operations.addObject().put("op", "add").put("path", "/status").set("value", status);
     String patch = KubeJson.text(operations);
     return written(synced.resource().hasStatusSubresource()
-        ? api.patchStatus(synced.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch)
-        : api.patch(synced.resource(), target.namespace(), target.name(), ApiWriter.PatchType.JSON, patch), "status");
+        ? api.patchStatus(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, patch)
+        : api.patch(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, patch), "status");
   }
 
   /** True once written, false when the target is gone; a conflict passes as it is, other failures name the write. */
-  private static Mono<Boolean> written(Mono<ApiWriter.Written> write, String what) {
+  private static Mono<Boolean> written(Mono<ObjectApi.Written> write, String what) {
     return write.thenReturn(true)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.just(false))
         .onErrorMap(e -> ApiException.codeOf(e) != 409,

@@ -1,0 +1,71 @@
+package dev.metareactor.engine.kube;
+
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * What controllers do to objects through the API server: the rare uncached read, creates, updates, patches and
+ * deletes. {@link ApiWriter} is the real one (rate-limited, metered); tests use an in-memory one that records every
+ * action, so a sync can be checked for exactly the requests it makes without a cluster.
+ *
+ * <p>Every method is non-blocking. A refused request fails with {@link ApiException} carrying the HTTP code.
+ */
+public interface ObjectApi {
+
+  /** The content types of {@code PATCH}. */
+  public enum PatchType {
+    /** RFC 6902 JSON Patch. */
+    JSON("application/json-patch+json"),
+    /** RFC 7386 JSON merge patch. */
+    MERGE("application/merge-patch+json"),
+    /** Kubernetes strategic merge patch (built-in types only). */
+    STRATEGIC("application/strategic-merge-patch+json");
+
+    private final String contentType;
+
+    PatchType(String contentType) {
+      this.contentType = contentType;
+    }
+
+    public String contentType() {
+      return contentType;
+    }
+  }
+
+  /**
+   * What the API server answered a write with: the object as written, parsed only when asked for — most writes
+   * (a child created, a status replaced) never read it.
+   */
+  public record Written(byte[] answer) {
+    /** The object as the API server stored it. */
+    public KubeObject object() {
+      return KubeObject.parse(answer);
+    }
+  }
+
+  /** An uncached read. */
+  Mono<KubeObject> get(ApiResource resource, String namespace, String name);
+
+  /** A create; the namespace is the object's. */
+  Mono<Written> create(ApiResource resource, ObjectNode object);
+
+  /** PUT of the whole object, carrying its resourceVersion: a conflict fails with HTTP 409. */
+  Mono<Written> update(ApiResource resource, ObjectNode object);
+
+  /** A patch of the given type. */
+  Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, String body);
+
+  /** A patch of the status subresource. */
+  Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type, String body);
+
+  /** A JSON merge patch. */
+  default Mono<Written> mergePatch(ApiResource resource, String namespace, String name, String body) {
+    return patch(resource, namespace, name, PatchType.MERGE, body);
+  }
+
+  /**
+   * Deletes with background propagation and, when {@code uid} is given, a UID precondition (so an object
+   * re-created under the same name is never deleted by mistake). Completes empty when the object is gone.
+   */
+  Mono<Void> delete(ApiResource resource, String namespace, String name, String uid);
+}

@@ -1,0 +1,129 @@
+package dev.metareactor.engine.testing;
+
+import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * An {@link ObjectApi} in memory for unit tests: it keeps the objects created and updated through it, and records
+ * every request in order when it is made (subscribed to, as a real request would be sent), so a test can say exactly
+ * which requests a sync made — none, in a steady state. Creates get
+ * a UID and a resourceVersion; patches are recorded (with their bodies) and answered with the object as kept, not
+ * applied. A missing object answers 404.
+ */
+public final class RecordingApi implements ObjectApi {
+
+  /** One request: its verb, resource, namespace and name, and its body ({@code null} when it has none). */
+  public record Action(String verb, String resource, String namespace, String name, String body) {
+    @Override
+    public String toString() {
+      return verb + " " + resource + " " + KubeObject.namespacedName(namespace, name);
+    }
+  }
+
+  private final List<Action> actions = new ArrayList<>();
+  private final Map<String, ObjectNode> objects = new ConcurrentHashMap<>();
+  private final AtomicLong versions = new AtomicLong(1000);
+
+  /** The requests made so far, in order. */
+  public synchronized List<Action> actions() {
+    return List.copyOf(actions);
+  }
+
+  private synchronized void record(String verb, ApiResource resource, String namespace, String name, String body) {
+    actions.add(new Action(verb, resource.resource(), namespace, name, body));
+  }
+
+  private static String key(ApiResource resource, String namespace, String name) {
+    return resource.resource() + "/" + KubeObject.namespacedName(namespace, name);
+  }
+
+  private static Mono<Written> notFound(String name) {
+    return Mono.error(new ApiException(404, "NotFound", name + " not found", Duration.ZERO));
+  }
+
+  @Override
+  public Mono<KubeObject> get(ApiResource resource, String namespace, String name) {
+    return Mono.defer(() -> nowGet(resource, namespace, name));
+  }
+
+  private Mono<KubeObject> nowGet(ApiResource resource, String namespace, String name) {
+    record("get", resource, namespace, name, null);
+    ObjectNode object = objects.get(key(resource, namespace, name));
+    return object == null ? notFound(name).map(Written::object) : Mono.just(KubeObject.of(object));
+  }
+
+  @Override
+  public Mono<Written> create(ApiResource resource, ObjectNode object) {
+    return Mono.defer(() -> store("create", resource, object));
+  }
+
+  @Override
+  public Mono<Written> update(ApiResource resource, ObjectNode object) {
+    return Mono.defer(() -> store("update", resource, object));
+  }
+
+  /** Records the write and keeps the object, with a new resourceVersion (and, when created, a UID). */
+  private Mono<Written> store(String verb, ApiResource resource, ObjectNode object) {
+    KubeObject described = KubeObject.of(object);
+    record(verb, resource, described.namespace(), described.name(), KubeJson.text(object));
+    ObjectNode stored = object.deepCopy();
+    ObjectNode metadata = (ObjectNode) stored.get("metadata");
+    if (verb.equals("create")) {
+      metadata.put("uid", "uid-" + versions.incrementAndGet());
+    }
+    metadata.put("resourceVersion", Long.toString(versions.incrementAndGet()));
+    objects.put(key(resource, described.namespace(), described.name()), stored);
+    return Mono.just(new Written(KubeJson.bytes(stored)));
+  }
+
+  @Override
+  public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, String body) {
+    return Mono.defer(() -> nowPatch(resource, namespace, name, type, body));
+  }
+
+  private Mono<Written> nowPatch(ApiResource resource, String namespace, String name, PatchType type, String body) {
+    record("patch", resource, namespace, name, body);
+    return kept(resource, namespace, name);
+  }
+
+  @Override
+  public Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type,
+      String body) {
+    return Mono.defer(() -> nowPatchStatus(resource, namespace, name, type, body));
+  }
+
+  private Mono<Written> nowPatchStatus(ApiResource resource, String namespace, String name, PatchType type,
+      String body) {
+    record("patch-status", resource, namespace, name, body);
+    return kept(resource, namespace, name);
+  }
+
+  private Mono<Written> kept(ApiResource resource, String namespace, String name) {
+    ObjectNode object = objects.get(key(resource, namespace, name));
+    return object == null ? Mono.just(new Written("{}".getBytes(StandardCharsets.UTF_8)))
+        : Mono.just(new Written(KubeJson.bytes(object)));
+  }
+
+  @Override
+  public Mono<Void> delete(ApiResource resource, String namespace, String name, String uid) {
+    return Mono.defer(() -> nowDelete(resource, namespace, name, uid));
+  }
+
+  private Mono<Void> nowDelete(ApiResource resource, String namespace, String name, String uid) {
+    record("delete", resource, namespace, name, null);
+    objects.remove(key(resource, namespace, name));
+    return Mono.empty();
+  }
+}
