@@ -63,43 +63,21 @@ public final class GoJson {
   }
 
   /**
-   * Whether {@code marshal(node).equals(expected)}, decided while walking the tree without building the string:
-   * the steady-state check of every sync compares the desired object with the annotation already on the child.
+   * Whether {@code marshal(node).equals(expected)}, without building the string: the steady-state check of every
+   * sync compares the desired object with the annotation already on the child. The serialization goes into the
+   * thread's reused buffer and is compared there, so the answer allocates nothing when the text is ASCII.
    */
   public static boolean marshalsTo(JsonNode node, String expected) {
-    MatchingOut out = new MatchingOut(expected, Scratch.get());
-    try {
-      write(node, out, 0);
-    } catch (MatchingOut.Mismatch mismatch) {
-      return false;
-    }
-    return out.complete();
-  }
-
-  /** Where serialized text goes: a buffer, or a comparison against expected text. */
-  private interface Out {
-    /** Per-thread arrays for ordering the keys of objects and for the output, reused across calls. */
-    Scratch scratch();
-
-    void append(char c);
-
-    void append(CharSequence s, int start, int end);
-
-    /** {@code s[start, end)}, known to be all ASCII. */
-    default void appendAscii(String s, int start, int end) {
-      append(s, start, end);
-    }
-
-    default void append(String s) {
-      append(s, 0, s.length());
-    }
+    Utf8Out out = new Utf8Out(Scratch.get());
+    write(node, out, 0);
+    return out.matches(expected);
   }
 
   /**
    * UTF-8 into the thread's reusable buffer; only the finished text or bytes are allocated. The writer never
    * splits a surrogate pair across two appends, and has already replaced unpaired surrogates.
    */
-  private static final class Utf8Out implements Out {
+  private static final class Utf8Out {
     private final Scratch scratch;
     private byte[] buffer;
     private int size;
@@ -109,13 +87,12 @@ public final class GoJson {
       this.buffer = scratch.output;
     }
 
-    @Override
-    public Scratch scratch() {
+    /** Per-thread arrays for ordering the keys of objects, reused across calls. */
+    Scratch scratch() {
       return scratch;
     }
 
-    @Override
-    public void append(char c) {
+    void append(char c) {
       if (c < 0x80) {
         ensure(1);
         buffer[size++] = (byte) c;
@@ -124,8 +101,11 @@ public final class GoJson {
       }
     }
 
-    @Override
-    public void append(CharSequence s, int start, int end) {
+    void append(String s) {
+      append(s, 0, s.length());
+    }
+
+    void append(CharSequence s, int start, int end) {
       ensure(end - start);
       for (int i = start; i < end; i++) {
         char c = s.charAt(i);
@@ -140,9 +120,9 @@ public final class GoJson {
       }
     }
 
-    @Override
+    /** {@code s[start, end)}, known to be all ASCII. */
     @SuppressWarnings("deprecation") // copies the low byte of each char: exact for ASCII, and fast
-    public void appendAscii(String s, int start, int end) {
+    void appendAscii(String s, int start, int end) {
       ensure(end - start);
       s.getBytes(start, end, buffer, size);
       size += end - start;
@@ -177,6 +157,36 @@ public final class GoJson {
       }
     }
 
+    /** Whether the output is {@code expected}; the buffer goes back to the thread either way. */
+    boolean matches(String expected) {
+      boolean same = sameAs(expected);
+      scratch.keepOutput(buffer);
+      return same;
+    }
+
+    private boolean sameAs(String expected) {
+      int length = expected.length();
+      if (size != length) {
+        // UTF-8 takes more bytes than UTF-16 chars only for text beyond ASCII, which is compared decoded.
+        return size > length && !ascii() && new String(buffer, 0, size, StandardCharsets.UTF_8).equals(expected);
+      }
+      for (int i = 0; i < length; i++) {
+        if (buffer[i] != expected.charAt(i)) {
+          return false; // a byte of a multi-byte sequence is negative and never equals a char
+        }
+      }
+      return true;
+    }
+
+    private boolean ascii() {
+      for (int i = 0; i < size; i++) {
+        if (buffer[i] < 0) {
+          return false;
+        }
+      }
+      return true;
+    }
+
     String text() {
       String text = new String(buffer, 0, size, StandardCharsets.UTF_8);
       scratch.keepOutput(buffer);
@@ -190,59 +200,7 @@ public final class GoJson {
     }
   }
 
-  /** Compares output with expected text as it is produced; stops at the first difference. */
-  private static final class MatchingOut implements Out {
-    /** Thrown (without a stack trace) at the first character that differs. */
-    static final class Mismatch extends RuntimeException {
-      private static final long serialVersionUID = 1L;
-      static final Mismatch INSTANCE = new Mismatch();
-
-      private Mismatch() {
-        super(null, null, false, false);
-      }
-    }
-
-    private final String expected;
-    private final Scratch scratch;
-    private int position;
-
-    MatchingOut(String expected, Scratch scratch) {
-      this.expected = expected;
-      this.scratch = scratch;
-    }
-
-    @Override
-    public Scratch scratch() {
-      return scratch;
-    }
-
-    @Override
-    public void append(char c) {
-      if (position >= expected.length() || expected.charAt(position) != c) {
-        throw Mismatch.INSTANCE;
-      }
-      position++;
-    }
-
-    @Override
-    public void append(CharSequence s, int start, int end) {
-      int length = end - start;
-      if (position + length > expected.length()) {
-        throw Mismatch.INSTANCE;
-      }
-      for (int i = start; i < end; i++) {
-        if (expected.charAt(position++) != s.charAt(i)) {
-          throw Mismatch.INSTANCE;
-        }
-      }
-    }
-
-    boolean complete() {
-      return position == expected.length();
-    }
-  }
-
-  private static void write(JsonNode node, Out out, int depth) {
+  private static void write(JsonNode node, Utf8Out out, int depth) {
     switch (node.getNodeType()) {
       case OBJECT -> writeObject(node, out, depth);
       case ARRAY -> writeArray(node, out, depth);
@@ -255,7 +213,7 @@ public final class GoJson {
     }
   }
 
-  private static void writeObject(JsonNode node, Out out, int depth) {
+  private static void writeObject(JsonNode node, Utf8Out out, int depth) {
     int size = node.size();
     if (size == 0) {
       out.append("{}");
@@ -292,7 +250,7 @@ public final class GoJson {
     out.append('}');
   }
 
-  private static void writeMember(String key, JsonNode value, Out out, int depth) {
+  private static void writeMember(String key, JsonNode value, Utf8Out out, int depth) {
     writeString(key, out);
     out.append(':');
     write(value, out, depth + 1);
@@ -345,7 +303,7 @@ public final class GoJson {
     return true;
   }
 
-  private static void writeArray(JsonNode node, Out out, int depth) {
+  private static void writeArray(JsonNode node, Utf8Out out, int depth) {
     out.append('[');
     int size = node.size();
     for (int i = 0; i < size; i++) {
@@ -357,12 +315,32 @@ public final class GoJson {
     out.append(']');
   }
 
-  private static void writeString(String s, Out out) {
+  /** Most strings are plain ASCII: one scan and one copy; the rest are escaped by {@link #writeEscaped}. */
+  private static void writeString(String s, Utf8Out out) {
     out.append('"');
+    int length = s.length();
+    int plain = 0;
+    while (plain < length) {
+      char c = s.charAt(plain);
+      if (c >= 0x80 || ESCAPED_ASCII[c]) {
+        break;
+      }
+      plain++;
+    }
+    if (plain == length) {
+      out.appendAscii(s, 0, length);
+    } else {
+      writeEscaped(s, plain, out);
+    }
+    out.append('"');
+  }
+
+  /** The characters of {@code s}, escaped; {@code s[0, from)} is known to be plain ASCII. */
+  private static void writeEscaped(String s, int from, Utf8Out out) {
     int length = s.length();
     int start = 0;
     boolean ascii = true; // whether s[start, i) is all ASCII
-    for (int i = 0; i < length; i++) {
+    for (int i = from; i < length; i++) {
       char c = s.charAt(i);
       String escape;
       if (c < 0x80) {
@@ -393,10 +371,9 @@ public final class GoJson {
       ascii = true;
     }
     appendRun(s, start, length, ascii, out);
-    out.append('"');
   }
 
-  private static void appendRun(String s, int start, int end, boolean ascii, Out out) {
+  private static void appendRun(String s, int start, int end, boolean ascii, Utf8Out out) {
     if (ascii) {
       out.appendAscii(s, start, end);
     } else {
@@ -429,7 +406,7 @@ public final class GoJson {
     return escaped;
   }
 
-  private static void appendUnicodeEscape(char c, Out out) {
+  private static void appendUnicodeEscape(char c, Utf8Out out) {
     out.append('\\');
     out.append('u');
     out.append(HEX[(c >> 12) & 0xF]);
@@ -438,7 +415,7 @@ public final class GoJson {
     out.append(HEX[c & 0xF]);
   }
 
-  private static void writeNumber(JsonNode node, Out out) {
+  private static void writeNumber(JsonNode node, Utf8Out out) {
     if (node.isIntegralNumber() && node.canConvertToLong()) {
       appendLong(node.longValue(), out);
     } else {
@@ -449,7 +426,7 @@ public final class GoJson {
   }
 
   /** Decimal digits of {@code value}, without allocating for the common small values. */
-  private static void appendLong(long value, Out out) {
+  private static void appendLong(long value, Utf8Out out) {
     if (value == Long.MIN_VALUE) {
       out.append("-9223372036854775808");
       return;

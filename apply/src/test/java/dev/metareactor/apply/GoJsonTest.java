@@ -81,6 +81,18 @@ class GoJsonTest {
   }
 
   @Test
+  void marshalsToComparesTextNotBytes() {
+    JsonNode accented = JsonNodeFactory.instance.stringNode("\u00e9");
+    assertThat(GoJson.marshalsTo(accented, "\"\u00e9\"")).isTrue();
+    assertThat(GoJson.marshalsTo(accented, "\"\u00c3\u00a9\"")).as("its UTF-8 bytes read as Latin-1").isFalse();
+    assertThat(GoJson.marshalsTo(accented, "\"e\"")).isFalse();
+    JsonNode plain = JsonNodeFactory.instance.objectNode().put("a", 1);
+    assertThat(GoJson.marshalsTo(plain, "{\"a\":2}")).isFalse();
+    assertThat(GoJson.marshalsTo(plain, "{\"a\":1}")).isTrue();
+    assertThat(GoJson.marshalsTo(plain, "{\"a\":10}")).isFalse();
+  }
+
+  @Test
   void outputOfAnySizeIsComplete() {
     // Past the reused buffer's first size, and past the size a thread keeps; then small again.
     for (int length : new int[] {10, 5_000, 3_000_000, 10}) {
