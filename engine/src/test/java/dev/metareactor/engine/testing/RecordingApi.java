@@ -5,7 +5,6 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +19,7 @@ import tools.jackson.databind.node.ObjectNode;
  * every request in order when it is made (subscribed to, as a real request would be sent), so a test can say exactly
  * which requests a sync made — none, in a steady state. Creates get
  * a UID and a resourceVersion; patches are recorded (with their bodies) and answered with the object as kept, not
- * applied. A missing object answers 404.
+ * applied. A missing object answers 404 (a test puts existing ones in with {@link #holding}).
  */
 public final class RecordingApi implements ObjectApi {
 
@@ -35,6 +34,12 @@ public final class RecordingApi implements ObjectApi {
   private final List<Action> actions = new ArrayList<>();
   private final Map<String, ObjectNode> objects = new ConcurrentHashMap<>();
   private final AtomicLong versions = new AtomicLong(1000);
+
+  /** Keeps {@code object} as the API server would have it (without recording a request). */
+  public RecordingApi holding(ApiResource resource, KubeObject object) {
+    objects.put(key(resource, object.namespace(), object.name()), object.toTree());
+    return this;
+  }
 
   /** The requests made so far, in order. */
   public synchronized List<Action> actions() {
@@ -112,8 +117,7 @@ public final class RecordingApi implements ObjectApi {
 
   private Mono<Written> kept(ApiResource resource, String namespace, String name) {
     ObjectNode object = objects.get(key(resource, namespace, name));
-    return object == null ? Mono.just(new Written("{}".getBytes(StandardCharsets.UTF_8)))
-        : Mono.just(new Written(KubeJson.bytes(object)));
+    return object == null ? notFound(name) : Mono.just(new Written(KubeJson.bytes(object)));
   }
 
   @Override
