@@ -30,7 +30,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *       answer must be "unchanged" with as little work and garbage as possible;</li>
  *   <li>{@code oneFieldChange}: one field differs (an image, replicas, one data value, one list item); the
  *       full three-way merge runs and yields the object to write;</li>
- *   <li>{@code lastAppliedSerialization}: Go-identical serialization of the desired object alone.</li>
+ *   <li>{@code lastAppliedSerialization}: Go-identical serialization of the desired object alone;</li>
+ *   <li>{@code requestBody}: the bytes of an update of the live object as the engine sends them (the same
+ *       serialization, as UTF-8).</li>
  * </ul>
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar ApplyBenchmark -prof gc}
@@ -72,5 +74,10 @@ public class ApplyBenchmark {
   @Benchmark
   public String lastAppliedSerialization() {
     return GoJson.marshal(inputs.desired());
+  }
+
+  @Benchmark
+  public byte[] requestBody() {
+    return GoJson.marshalUtf8(inputs.observed());
   }
 }

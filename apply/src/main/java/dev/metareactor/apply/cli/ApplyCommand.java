@@ -3,16 +3,21 @@ package dev.metareactor.apply.cli;
 import dev.metareactor.apply.ApplyException;
 import dev.metareactor.apply.ApplyResult;
 import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.apply.GoJson;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
+import tools.jackson.databind.util.RawValue;
 
 /**
  * Previews what the engine would write to a child:
@@ -102,7 +107,7 @@ public final class ApplyCommand {
       ApplyResult result = DynamicApply.apply(observed, desired);
       ObjectNode report = mapper.createObjectNode();
       report.put("changed", result.changed());
-      report.set("object", result.object());
+      report.set("object", numbersAsWritten(result.object()));
       String text = compact
           ? mapper.writeValueAsString(report)
           : mapper.writer().with(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report);
@@ -111,6 +116,31 @@ public final class ApplyCommand {
     } catch (InputException | ApplyException e) {
       return fail(e.getMessage());
     }
+  }
+
+  /**
+   * A copy of {@code node} whose numbers print as the engine sends them, in Go's spelling ({@code 3} for a desired
+   * {@code 3.0}, {@code 100000000000000000000} for {@code 1e20}); Jackson would print {@code 3.0} and {@code 1.0E20}.
+   */
+  private static JsonNode numbersAsWritten(JsonNode node) {
+    if (node.isNumber()) {
+      return JsonNodeFactory.instance.rawValueNode(new RawValue(GoJson.marshal(node)));
+    }
+    if (node.isObject()) {
+      ObjectNode copy = JsonNodeFactory.instance.objectNode();
+      for (Map.Entry<String, JsonNode> member : node.properties()) {
+        copy.set(member.getKey(), numbersAsWritten(member.getValue()));
+      }
+      return copy;
+    }
+    if (node.isArray()) {
+      ArrayNode copy = JsonNodeFactory.instance.arrayNode(node.size());
+      for (JsonNode item : node) {
+        copy.add(numbersAsWritten(item));
+      }
+      return copy;
+    }
+    return node;
   }
 
   private JsonNode read(Path file, String what) {

@@ -73,6 +73,17 @@ class ApplyCommandTest {
   }
 
   @Test
+  void numbersPrintAsTheEngineWritesThem() throws IOException {
+    Path desired = file("desired.json", "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+        + "\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":3.0,\"list\":[1E+2,-0.0],\"big\":1e20,\"text\":\"3.0\"}}");
+
+    assertThat(run("--desired", desired.toString(), "--compact")).isZero();
+
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("\"spec\":{\"replicas\":3,\"list\":[100,-0],\"big\":100000000000000000000,\"text\":\"3.0\"}");
+  }
+
+  @Test
   void withoutObservedPreviewsCreate() throws IOException {
     Path desired = file("desired.json", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}");
 
