@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller.composite;
 
+import dev.metareactor.apply.GoJson;
 import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.controller.ChildClaimer;
@@ -152,7 +153,8 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
     ArrayNode patch = NODES.arrayNode();
     patch.addObject().put("op", "test").put("path", "/metadata/uid").put("value", parent.uid());
     patch.addObject().put("op", "add").put("path", "/status").set("value", status);
-    String body = KubeJson.text(patch);
+    // Numbers as Go writes them, as for children: a hook's 2.0 reaches a typed status field as 2.
+    String body = GoJson.marshal(patch);
     Mono<ObjectApi.Written> write = synced.resource().hasStatusSubresource()
         ? api.patchStatus(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, body)
         : api.patch(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, body);

@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller.decorator;
 
+import dev.metareactor.apply.GoJson;
 import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.api.DecoratorControllerSpec;
 import dev.metareactor.engine.controller.ChildType;
@@ -185,7 +186,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
     KubeObject target = synced.object();
     ArrayNode operations = KubeJson.nodes().arrayNode();
     operations.addObject().put("op", "add").put("path", "/status").set("value", status);
-    String patch = KubeJson.text(operations);
+    String patch = GoJson.marshal(operations); // numbers as Go writes them, as for attachments
     return written(synced.resource().hasStatusSubresource()
         ? api.patchStatus(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, patch)
         : api.patch(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, patch), "status");

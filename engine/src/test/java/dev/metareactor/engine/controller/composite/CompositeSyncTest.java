@@ -47,6 +47,7 @@ class CompositeSyncTest {
   /** What the hook answers: its children's {@code data.value}. */
   private final AtomicReference<String> value = new AtomicReference<>("one");
   private final AtomicReference<String> childName = new AtomicReference<>("child");
+  private final AtomicReference<String> status = new AtomicReference<>("{}");
   private final ObjectSync<ParentKey> sync;
 
   CompositeSyncTest() {
@@ -71,12 +72,12 @@ class CompositeSyncTest {
         new ChildrenManager(api), finalizers);
   }
 
-  /** The hook: one ConfigMap child with the current value, and an empty status. */
+  /** The hook: one ConfigMap child with the current value, and the current status. */
   private Mono<JsonNode> answer() {
     return Mono.just(KubeJson.mapper().readTree("""
-        {"status": {}, "children": [{"apiVersion": "v1", "kind": "ConfigMap",
+        {"status": %s, "children": [{"apiVersion": "v1", "kind": "ConfigMap",
           "metadata": {"name": "%s", "namespace": "team"}, "data": {"value": "%s"}}]}"""
-        .formatted(childName.get(), value.get())));
+        .formatted(status.get(), childName.get(), value.get())));
   }
 
   private void parentWithStatus(String status) {
@@ -151,6 +152,17 @@ class CompositeSyncTest {
     assertThat(api.actions()).extracting(RecordingApi.Action::toString).containsExactly("patch-status things team/p");
     assertThat(api.actions().get(0).body()).contains("\"op\":\"test\"").contains(PARENT_UID)
         .contains("\"observedGeneration\":1");
+  }
+
+  @Test
+  void statusNumbersAreWrittenAsGoWritesThem() {
+    parentWithStatus("{}");
+    childAsCreated("child", "one");
+    status.set("{\"replicas\": 2.0, \"ratio\": 1E+2}");
+
+    run();
+
+    assertThat(api.actions().get(0).body()).contains("\"ratio\":100,").contains("\"replicas\":2}");
   }
 
   @Test
