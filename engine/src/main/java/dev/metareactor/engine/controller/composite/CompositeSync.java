@@ -16,7 +16,6 @@ import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ObjectApi;
-import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.selector.LabelSelector;
 import java.util.HashMap;
