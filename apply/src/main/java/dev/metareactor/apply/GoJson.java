@@ -26,7 +26,8 @@ import tools.jackson.databind.JsonNode;
  *   <li>object keys sorted by their UTF-8 bytes (equivalently, by code point), output compact;</li>
  *   <li>strings escaped with HTML escaping on: {@code <}, {@code >}, {@code &}, U+2028 and U+2029 become
  *       <code>&#92;u003c</code>-style escapes, {@code \b \f \n \r \t \" \\} use short escapes, other control characters
- *       <code>&#92;u00XX</code> (lower-case hex); an unpaired surrogate becomes U+FFFD, as Go's decoder would have made it;</li>
+ *       <code>&#92;u00XX</code> (lower-case hex); an unpaired surrogate becomes U+FFFD, as Go's decoder would have
+ *       made it;</li>
  *   <li>integers that fit in 64 bits are written in full; other numbers are float64 values written in Go's
  *       shortest form: plain decimal unless the magnitude is below 1e-6 or at least 1e21, where Go uses
  *       exponent notation such as {@code 1e+21} or {@code 1e-7}.</li>

@@ -54,7 +54,8 @@ class PackageDependenciesTest {
         Set<String> to = dependencies.computeIfAbsent(from, p -> new TreeSet<>());
         Matcher imports = IMPORT.matcher(read(file));
         while (imports.find()) {
-          String target = imports.group(1).isEmpty() ? "" : imports.group(1).substring(0, imports.group(1).length() - 1);
+          String path = imports.group(1);
+          String target = path.isEmpty() ? "" : path.substring(0, path.length() - 1);
           if (!target.equals(from)) {
             to.add(target);
           }

@@ -435,7 +435,7 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
   private Mono<Void> removeFinalizers() {
     List<SyncedObject> objects;
     synchronized (lifecycle) {
-      objects = queue == null ? List.of() : sync.withFinalizer();
+      objects = sync == null ? List.of() : sync.withFinalizer(); // never wired: nothing was synced
     }
     return Flux.fromIterable(objects)
         .flatMap(finalized -> finalizers.remove(finalized.resource(), finalized.object())

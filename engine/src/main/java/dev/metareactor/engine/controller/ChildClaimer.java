@@ -161,7 +161,7 @@ public final class ChildClaimer {
     ObjectNode metadata = patch.putObject("metadata");
     metadata.set("ownerReferences", refs);
     metadata.put("resourceVersion", child.resourceVersion());
-    return api.mergePatch(type.resource(), child.namespace(), child.name(), KubeJson.text(patch))
+    return api.mergePatch(type.resource(), child.namespace(), child.name(), patch)
         .map(ObjectApi.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
         .onErrorMap(e -> ApiException.codeOf(e) != 409,

@@ -66,7 +66,7 @@ public final class Finalizers {
     object.finalizers().forEach(finalizers::add);
     finalizers.add(name);
     metadata.put("resourceVersion", object.resourceVersion());
-    return api.mergePatch(resource, object.namespace(), object.name(), KubeJson.text(patch))
+    return api.mergePatch(resource, object.namespace(), object.name(), patch)
         .map(ObjectApi.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
   }
@@ -90,7 +90,7 @@ public final class Finalizers {
     patch.addObject().put("op", "remove").put("path", path);
     String namespace = object.namespace();
     String objectName = object.name();
-    return api.patch(resource, namespace, objectName, ObjectApi.PatchType.JSON, KubeJson.text(patch))
+    return api.patch(resource, namespace, objectName, ObjectApi.PatchType.JSON, patch)
         .map(ObjectApi.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
         // 422: the test failed, the list moved; 409: the server saw a concurrent write. Read it again and retry.

@@ -114,10 +114,10 @@ public final class ObjectSync<K extends SyncKey> {
   /**
    * The hooks the sync may call; either may be absent.
    *
-   * @param sync the sync hook, or {@code null}
-   * @param finalizer the finalize hook, or {@code null}
+   * @param syncHook the sync hook, or {@code null}
+   * @param finalizeHook the finalize hook, or {@code null}
    */
-  public record Hooks(ChosenHook sync, ChosenHook finalizer) {}
+  public record Hooks(ChosenHook syncHook, ChosenHook finalizeHook) {}
 
   private final Kind<K> kind;
   private final Shape shape;
@@ -194,7 +194,7 @@ public final class ObjectSync<K extends SyncKey> {
 
   private Mono<KubeObject> syncFinalizer(SyncedObject synced) {
     KubeObject object = synced.object();
-    if (hooks.finalizer() == null) {
+    if (hooks.finalizeHook() == null) {
       return finalizers.remove(synced.resource(), object);
     }
     if (!object.deleting() && synced.type().selects(object)) {
@@ -205,8 +205,8 @@ public final class ObjectSync<K extends SyncKey> {
 
   private Mono<Optional<Duration>> syncObject(K key, SyncedObject synced) {
     KubeObject object = synced.object();
-    boolean finalizing = hooks.finalizer() != null && (object.deleting() || !synced.type().selects(object));
-    ChosenHook hook = finalizing ? hooks.finalizer() : hooks.sync();
+    boolean finalize = hooks.finalizeHook() != null && (object.deleting() || !synced.type().selects(object));
+    ChosenHook hook = finalize ? hooks.finalizeHook() : hooks.syncHook();
     if (hook == null) {
       return Mono.error(new IllegalStateException("sync hook not defined for " + controller));
     }
@@ -221,7 +221,7 @@ public final class ObjectSync<K extends SyncKey> {
               SyncResponse response = SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
                   hook.unknownFields(), field -> LOG.debug("{}: {} hook answered unknown field {} for {}", controller,
                       hook.name(), field, root));
-              return converge(synced, observedAndRelated.getT1(), response, plan.check(response, body), finalizing);
+              return converge(synced, observedAndRelated.getT1(), response, plan.check(response, body), hook);
             }));
   }
 
@@ -246,11 +246,11 @@ public final class ObjectSync<K extends SyncKey> {
   }
 
   private Mono<Optional<Duration>> converge(SyncedObject synced, Map<ChildType, List<KubeObject>> observed,
-      SyncResponse response, Answer answer, boolean finalizing) {
+      SyncResponse response, Answer answer, ChosenHook hook) {
     KubeObject object = synced.object();
-    boolean finalized = finalizing && response.finalized();
+    boolean finalized = hook.finalizing() && response.finalized();
     boolean manage = !finalized
-        && (!object.deleting() || (hooks.finalizer() != null && finalizers.mayManageChildrenWhileDeleting(object)));
+        && (!object.deleting() || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(object)));
     Mono<Void> converged = manage ? owned.manage(object, observed, answer.desired()) : Mono.empty();
     // The kind's own writes happen even when some owned-object writes failed, as upstream does; that failure is
     // reported after them.

@@ -129,7 +129,7 @@ public final class EventRecorder {
       Recorded previous) {
     int count = previous.count() + 1;
     recent.put(aggregationKey, new Recorded(previous.namespace(), previous.name(), count));
-    String patch = "{\"count\":" + count + ",\"lastTimestamp\":\"" + timestamp() + "\"}";
+    ObjectNode patch = KubeJson.nodes().objectNode().put("count", count).put("lastTimestamp", timestamp());
     api.mergePatch(EVENTS, previous.namespace(), previous.name(), patch).subscribe(
         patched -> { },
         error -> {

@@ -64,27 +64,27 @@ public final class ApiWriter implements ObjectApi {
   }
 
   /**
-   * The body of a create or an update: the object as Metacontroller's Go client writes it ({@link GoJson}), so
+   * The body of a create, an update or a patch: the tree as Metacontroller's Go client writes it ({@link GoJson}), so
    * the API server reads every number as it would from Metacontroller. A hook's {@code 3.0} or {@code 3E+0} goes
    * out as {@code 3}: a typed field such as a Deployment's {@code spec.replicas} (int32) rejects the {@code 3.0}
    * Jackson would write.
    */
-  static byte[] body(ObjectNode object) {
+  static byte[] body(JsonNode object) {
     return GoJson.marshalUtf8(object);
   }
 
   /** A patch of the given type. */
   @Override
-  public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, String body) {
-    return call("patch", resource, "PATCH", path(resource, namespace, name), type.contentType(), utf8(body));
+  public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, JsonNode body) {
+    return call("patch", resource, "PATCH", path(resource, namespace, name), type.contentType(), body(body));
   }
 
   /** A patch of the status subresource. */
   @Override
   public Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type,
-      String body) {
+      JsonNode body) {
     return call("patch-status", resource, "PATCH", path(resource, namespace, name) + "/status", type.contentType(),
-        utf8(body));
+        body(body));
   }
 
   /**

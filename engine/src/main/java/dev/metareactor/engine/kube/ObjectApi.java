@@ -1,12 +1,15 @@
 package dev.metareactor.engine.kube;
 
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
  * What controllers do to objects through the API server: the rare uncached read, creates, updates, patches and
- * deletes. {@link ApiWriter} is the real one (rate-limited, metered); tests use an in-memory one that records every
- * action, so a sync can be checked for exactly the requests it makes without a cluster.
+ * deletes. Bodies are JSON trees, written as Metacontroller's Go client writes them (so the API server reads every
+ * number as it would from Metacontroller: {@code 3}, never {@code 3.0}). {@link ApiWriter} is the real one
+ * (rate-limited, metered); tests use an in-memory one that records every action, so a sync can be checked for
+ * exactly the requests it makes without a cluster.
  *
  * <p>Every method is non-blocking. A refused request fails with {@link ApiException} carrying the HTTP code.
  */
@@ -52,14 +55,14 @@ public interface ObjectApi {
   /** PUT of the whole object, carrying its resourceVersion: a conflict fails with HTTP 409. */
   Mono<Written> update(ApiResource resource, ObjectNode object);
 
-  /** A patch of the given type. */
-  Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, String body);
+  /** A patch of the given type; {@code body} is sent as the other bodies are (numbers as Go writes them). */
+  Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, JsonNode body);
 
   /** A patch of the status subresource. */
-  Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type, String body);
+  Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type, JsonNode body);
 
   /** A JSON merge patch. */
-  default Mono<Written> mergePatch(ApiResource resource, String namespace, String name, String body) {
+  default Mono<Written> mergePatch(ApiResource resource, String namespace, String name, JsonNode body) {
     return patch(resource, namespace, name, PatchType.MERGE, body);
   }
 

@@ -97,7 +97,8 @@ class EngineCommandTest {
   @ValueSource(strings = {
       "--workers=0", "--workers=many", "--discovery-interval=10", "--discovery-interval=-5s",
       "--metrics-address=9999", "--events-qps=0", "--events-qps=1/0", "--apply-strategy=kubectl",
-      "--zap-log-level=loud", "--zap-encoder=xml", "--zap-time-encoding=sundial", "--leader-election-resource-lock=configmaps",
+      "--zap-log-level=loud", "--zap-encoder=xml", "--zap-time-encoding=sundial",
+      "--leader-election-resource-lock=configmaps",
       "--retry-max-delay=1ms", "--no-such-flag", "--client-go-burst=0"})
   void badValuesExitTwoWithOneLine(String arg) {
     assertThat(run(arg)).isEqualTo(EngineCommand.USAGE_ERROR);

@@ -1,5 +1,6 @@
 package dev.metareactor.engine.testing;
 
+import dev.metareactor.apply.GoJson;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
@@ -12,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -23,7 +25,10 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class RecordingApi implements ObjectApi {
 
-  /** One request: its verb, resource, namespace and name, and its body ({@code null} when it has none). */
+  /**
+   * One request: its verb, resource, namespace and name, and its body as the engine sends it ({@code null} when it
+   * has none).
+   */
   public record Action(String verb, String resource, String namespace, String name, String body) {
     @Override
     public String toString() {
@@ -82,7 +87,7 @@ public final class RecordingApi implements ObjectApi {
   /** Records the write and keeps the object, with a new resourceVersion (and, when created, a UID). */
   private Mono<Written> store(String verb, ApiResource resource, ObjectNode object) {
     KubeObject described = KubeObject.of(object);
-    record(verb, resource, described.namespace(), described.name(), KubeJson.text(object));
+    record(verb, resource, described.namespace(), described.name(), GoJson.marshal(object));
     ObjectNode stored = object.deepCopy();
     ObjectNode metadata = (ObjectNode) stored.get("metadata");
     if (verb.equals("create")) {
@@ -94,24 +99,24 @@ public final class RecordingApi implements ObjectApi {
   }
 
   @Override
-  public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, String body) {
+  public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, JsonNode body) {
     return Mono.defer(() -> nowPatch(resource, namespace, name, type, body));
   }
 
-  private Mono<Written> nowPatch(ApiResource resource, String namespace, String name, PatchType type, String body) {
-    record("patch", resource, namespace, name, body);
+  private Mono<Written> nowPatch(ApiResource resource, String namespace, String name, PatchType type, JsonNode body) {
+    record("patch", resource, namespace, name, GoJson.marshal(body));
     return kept(resource, namespace, name);
   }
 
   @Override
   public Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type,
-      String body) {
+      JsonNode body) {
     return Mono.defer(() -> nowPatchStatus(resource, namespace, name, type, body));
   }
 
   private Mono<Written> nowPatchStatus(ApiResource resource, String namespace, String name, PatchType type,
-      String body) {
-    record("patch-status", resource, namespace, name, body);
+      JsonNode body) {
+    record("patch-status", resource, namespace, name, GoJson.marshal(body));
     return kept(resource, namespace, name);
   }
 

@@ -1,6 +1,5 @@
 package dev.metareactor.engine.controller.composite;
 
-import dev.metareactor.apply.GoJson;
 import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.controller.ChildClaimer;
@@ -152,11 +151,9 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
     ArrayNode patch = NODES.arrayNode();
     patch.addObject().put("op", "test").put("path", "/metadata/uid").put("value", parent.uid());
     patch.addObject().put("op", "add").put("path", "/status").set("value", status);
-    // Numbers as Go writes them, as for children: a hook's 2.0 reaches a typed status field as 2.
-    String body = GoJson.marshal(patch);
     Mono<ObjectApi.Written> write = synced.resource().hasStatusSubresource()
-        ? api.patchStatus(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, body)
-        : api.patch(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, body);
+        ? api.patchStatus(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch)
+        : api.patch(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch);
     return write.thenReturn(true)
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.just(false))
         .onErrorMap(e -> ApiException.codeOf(e) != 409,

@@ -1,6 +1,5 @@
 package dev.metareactor.engine.controller.decorator;
 
-import dev.metareactor.apply.GoJson;
 import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.api.DecoratorControllerSpec;
 import dev.metareactor.engine.controller.ChildType;
@@ -164,7 +163,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
     }
     // No resourceVersion: the patch only touches these keys, so a concurrent change elsewhere cannot conflict.
     return written(api.mergePatch(synced.resource(), target.namespace(), target.name(),
-        KubeJson.mapper().writeValueAsString(Map.of("metadata", metadata))), "labels and annotations");
+        KubeJson.mapper().valueToTree(Map.of("metadata", metadata))), "labels and annotations");
   }
 
   private static Optional<Map<String, String>> changes(Map<String, String> current, Map<String, String> wanted) {
@@ -186,10 +185,10 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
     KubeObject target = synced.object();
     ArrayNode operations = KubeJson.nodes().arrayNode();
     operations.addObject().put("op", "add").put("path", "/status").set("value", status);
-    String patch = GoJson.marshal(operations); // numbers as Go writes them, as for attachments
     return written(synced.resource().hasStatusSubresource()
-        ? api.patchStatus(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, patch)
-        : api.patch(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, patch), "status");
+        ? api.patchStatus(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, operations)
+        : api.patch(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, operations),
+        "status");
   }
 
   /** True once written, false when the target is gone; a conflict passes as it is, other failures name the write. */
