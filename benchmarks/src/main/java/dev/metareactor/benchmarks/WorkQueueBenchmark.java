@@ -1,5 +1,6 @@
 package dev.metareactor.benchmarks;
 
+import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
@@ -54,8 +55,8 @@ public class WorkQueueBenchmark {
 
     @Setup(Level.Trial)
     public void fill() {
-      queue = KeyedWorkQueue.create(WorkQueueOptions.of("benchmark-waiting", "benchmark", 1),
-          new SimpleMeterRegistry());
+      queue = new KeyedWorkQueue<>(WorkQueueOptions.of("benchmark-waiting", "benchmark", 1),
+          Scheduling.production(), new SimpleMeterRegistry());
       keys = keySet(0);
       for (Integer key : keys) {
         queue.add(key);
@@ -82,8 +83,8 @@ public class WorkQueueBenchmark {
 
     @Setup(Level.Trial)
     public void start() {
-      queue = KeyedWorkQueue.create(WorkQueueOptions.of("benchmark-processing", "benchmark", workers),
-          new SimpleMeterRegistry());
+      queue = new KeyedWorkQueue<>(WorkQueueOptions.of("benchmark-processing", "benchmark", workers),
+          Scheduling.production(), new SimpleMeterRegistry());
       rounds = new Integer[][] {keySet(0), keySet(1), keySet(2), keySet(3)};
       processing = queue.process(key -> {
         processed.release();

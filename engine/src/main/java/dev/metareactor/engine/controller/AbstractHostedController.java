@@ -34,7 +34,6 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -275,7 +274,7 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
           })
           .next()
           .map(map -> resolve(map, rules))
-          .publishOn(Schedulers.boundedElastic())
+          .publishOn(context.scheduling().blocking())
           .flatMap(resources -> begin(resources) ? awaitSynced().then(Mono.fromRunnable(this::run)) : Mono.empty());
     }).then();
   }
@@ -306,11 +305,11 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
       }
       phase = Phase.SYNCING;
       try {
-        queue = KeyedWorkQueue.create(
+        queue = new KeyedWorkQueue<>(
             new WorkQueueOptions(kind + "-" + name, name, context.options().workers(), context.options().retry()),
-            context.meters());
+            context.scheduling(), context.meters());
         hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
-            this::reportHookProblem);
+            context.scheduling(), this::reportHookProblem);
         wiring = true;
         try {
           sync = wire(resources);
@@ -334,7 +333,7 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
   }
 
   private Mono<Void> awaitSynced() {
-    return Flux.interval(Duration.ZERO, SYNC_POLL)
+    return Flux.interval(Duration.ZERO, SYNC_POLL, context.scheduling().work())
         .filter(tick -> leases.stream().allMatch(InformerLease::hasSynced))
         .next()
         .then();
@@ -350,7 +349,7 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
       if (resyncPeriodSeconds() > 0) {
         Duration period = Duration.ofSeconds(resyncPeriodSeconds());
         period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
-        subscriptions.add(Flux.interval(period, period)
+        subscriptions.add(Flux.interval(period, period, context.scheduling().work())
             .subscribe(tick -> sync.responsibleKeys().forEach(this::enqueue)));
       }
       phase = Phase.RUNNING;

@@ -1,5 +1,6 @@
 package dev.metareactor.engine.hook;
 
+import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.hook.WebhookMaterials.ObjectRef;
@@ -23,7 +24,6 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
-import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -48,6 +48,7 @@ public final class HookMaterials implements AutoCloseable {
   private final SharedInformers informers;
   private final Discovery discovery;
   private final HookClient client;
+  private final Scheduling scheduling;
   private final Consumer<String> onProblem;
   private final List<Registered> hooks = new ArrayList<>();
   private final Map<ObjectRef, InformerLease> watched = new LinkedHashMap<>();
@@ -58,11 +59,12 @@ public final class HookMaterials implements AutoCloseable {
   /**
    * @param onProblem told once about each new reason a hook cannot be called (for a Warning Event)
    */
-  public HookMaterials(SharedInformers informers, Discovery discovery, HookClient client,
+  public HookMaterials(SharedInformers informers, Discovery discovery, HookClient client, Scheduling scheduling,
       Consumer<String> onProblem) {
     this.informers = Objects.requireNonNull(informers, "informers");
     this.discovery = Objects.requireNonNull(discovery, "discovery");
     this.client = Objects.requireNonNull(client, "client");
+    this.scheduling = Objects.requireNonNull(scheduling, "scheduling");
     this.onProblem = Objects.requireNonNull(onProblem, "onProblem");
   }
 
@@ -74,7 +76,7 @@ public final class HookMaterials implements AutoCloseable {
    */
   public synchronized WebhookCaller register(WebhookSpec base, WebhookMaterials materials, HookIdentity identity) {
     WebhookCaller caller = new WebhookCaller(identity.hookType() + " hook: waiting for "
-        + materials.references(), Schedulers.parallel());
+        + materials.references(), scheduling.work());
     if (materials.references().isEmpty()) {
       caller.use(client.hook(materials.applyTo(base, ref -> Optional.empty()), identity));
     }
@@ -95,7 +97,7 @@ public final class HookMaterials implements AutoCloseable {
           // Rebuilding a hook parses PEM and builds a TLS context: not on an informer thread. The replay of
           // what is cached when this subscribes causes one redundant refresh, which is harmless.
           subscriptions.add(lease.events().filter(event -> !event.isResync()).subscribe(
-              event -> Schedulers.boundedElastic().schedule(this::refresh),
+              event -> scheduling.blocking().schedule(this::refresh),
               error -> LOG.error("watching {} failed", r, error)));
           return lease;
         });

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.host;
 
 import dev.metareactor.engine.config.EngineOptions;
+import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.SharedInformers;
@@ -20,6 +21,7 @@ import java.util.Objects;
  * @param events Kubernetes Events on controller objects and parents
  * @param hooks the hook client
  * @param meters where queue and hook metrics go
+ * @param scheduling the schedulers and clocks controllers run on (virtual ones in tests)
  */
 public record ControllerContext(
     EngineOptions options,
@@ -28,7 +30,8 @@ public record ControllerContext(
     ObjectApi api,
     EventRecorder events,
     HookClient hooks,
-    MeterRegistry meters) {
+    MeterRegistry meters,
+    Scheduling scheduling) {
 
   public ControllerContext {
     Objects.requireNonNull(options, "options");
@@ -38,5 +41,6 @@ public record ControllerContext(
     Objects.requireNonNull(events, "events");
     Objects.requireNonNull(hooks, "hooks");
     Objects.requireNonNull(meters, "meters");
+    Objects.requireNonNull(scheduling, "scheduling");
   }
 }

@@ -22,7 +22,6 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -76,9 +75,9 @@ public final class ControllerHost implements AutoCloseable {
     this.kind = Objects.requireNonNull(kind, "kind");
     this.context = Objects.requireNonNull(context, "context");
     this.target = Objects.requireNonNull(target, "target");
-    this.queue = KeyedWorkQueue.create(
+    this.queue = new KeyedWorkQueue<>(
         new WorkQueueOptions(kind.hostName(), kind.hostName(), LIFECYCLE_WORKERS, context.options().retry()),
-        context.meters());
+        context.scheduling(), context.meters());
   }
 
   public ControllerKind kind() {
@@ -100,7 +99,7 @@ public final class ControllerHost implements AutoCloseable {
         })
         .mapNotNull(map -> map.byResource(kind.apiVersion(), kind.resource()).orElse(null))
         .next()
-        .publishOn(Schedulers.boundedElastic())
+        .publishOn(context.scheduling().blocking())
         .subscribe(this::watch, error -> LOG.error("{} host: discovery failed", kind.kind(), error));
     synchronized (lifecycle) {
       watching = subscription;
@@ -174,7 +173,7 @@ public final class ControllerHost implements AutoCloseable {
     }
     Mono<Void> stopOld = current == null ? Mono.empty() : stop(name, current, object, false);
     return stopOld
-        .then(Mono.fromRunnable(() -> create(name, object, spec)).subscribeOn(Schedulers.boundedElastic()))
+        .then(Mono.fromRunnable(() -> create(name, object, spec)).subscribeOn(context.scheduling().blocking()))
         .then(Mono.empty());
   }
 

@@ -1,5 +1,6 @@
 package dev.metareactor.engine.queue;
 
+import dev.metareactor.engine.config.Scheduling;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +31,6 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The keyed work queue of one hosted controller: the keys of the objects that need a sync go in, each key comes
@@ -85,8 +85,8 @@ import reactor.core.scheduler.Schedulers;
  * <h2>Use</h2>
  *
  * <pre>{@code
- * KeyedWorkQueue<ParentKey> queue = KeyedWorkQueue.create(new WorkQueueOptions(name, controller, workers, retry),
- *     meters);
+ * KeyedWorkQueue<ParentKey> queue = new KeyedWorkQueue<>(new WorkQueueOptions(name, controller, workers, retry),
+ *     scheduling, meters);
  * Disposable workers = queue.process(key -> sync(key)).subscribe();   // sync: Mono<Outcome>, non-blocking
  * informer events:  queue.add(key)                                     // cheap, never blocks, never drops
  * stop:             queue.shutDown(engine.shutdownTimeout()).block();
@@ -180,11 +180,11 @@ public final class KeyedWorkQueue<K> {
   }
 
   /**
-   * A queue on {@link Schedulers#parallel()} with {@link System#nanoTime()} as its clock (the parallel scheduler's
-   * own clock only has millisecond resolution).
+   * A queue on the engine's {@link Scheduling#work()} scheduler and {@link Scheduling#nanoTime()} clock (not the
+   * scheduler's own, which Reactor's parallel scheduler only keeps to the millisecond).
    */
-  public static <K> KeyedWorkQueue<K> create(WorkQueueOptions options, MeterRegistry registry) {
-    return new KeyedWorkQueue<>(options, Schedulers.parallel(), System::nanoTime, registry);
+  public KeyedWorkQueue(WorkQueueOptions options, Scheduling scheduling, MeterRegistry registry) {
+    this(options, scheduling.work(), scheduling.nanoTime(), registry);
   }
 
   public WorkQueueOptions options() {

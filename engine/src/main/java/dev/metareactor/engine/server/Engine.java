@@ -3,6 +3,7 @@ package dev.metareactor.engine.server;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.ListenAddress;
+import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
 import dev.metareactor.engine.kube.ApiResource;
@@ -33,7 +34,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -46,7 +46,6 @@ import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The running engine: one connection to the API server ({@link KubeApi}), discovery, the shared informers, the
@@ -88,21 +87,22 @@ public final class Engine implements AutoCloseable {
     bindProcessMetrics();
 
     String identity = identity();
-    this.discovery = new Discovery(kube, options.discoveryInterval(), Schedulers.parallel());
+    Scheduling scheduling = Scheduling.production();
+    this.discovery = new Discovery(kube, options.discoveryInterval(), scheduling.work());
     resources.push(discovery);
-    SharedInformers informers = new SharedInformers(kube, options.cacheFlushInterval(), Schedulers.parallel());
+    SharedInformers informers = new SharedInformers(kube, options.cacheFlushInterval(), scheduling.work());
     resources.push(informers);
     ApiWriter api = new ApiWriter(kube, options.apiRate(), meters);
     HookClient hookClient = HookClient.create(HookClientOptions.DEFAULTS, meters);
     resources.push(hookClient);
-    EventRecorder events = new EventRecorder(api, options.eventRate(), Clock.systemUTC(), identity);
+    EventRecorder events = new EventRecorder(api, options.eventRate(), scheduling.wallClock(), identity);
     ControllerContext context = new ControllerContext(options, discovery, informers, api, events, hookClient,
-        meters);
+        meters, scheduling);
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
     this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),
         new ControllerHost(DecoratorController.kind(), context, target));
     this.leaderElection = options.leaderElection().enabled()
-        ? Optional.of(new LeaderElection(api, options.leaderElection(), identity))
+        ? Optional.of(new LeaderElection(api, options.leaderElection(), identity, scheduling))
         : Optional.empty();
     this.management = ManagementServer.start(new ManagementServer.Options(
         socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady);

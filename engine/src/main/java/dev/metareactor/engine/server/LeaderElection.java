@@ -1,6 +1,7 @@
 package dev.metareactor.engine.server;
 
 import dev.metareactor.engine.config.LeaderElectionSettings;
+import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiWriter;
@@ -60,7 +61,8 @@ final class LeaderElection implements AutoCloseable {
   private final String name;
   private final String identity;
   private final String lock;
-  private final Scheduler scheduler = Schedulers.single(Schedulers.parallel());
+  private final Scheduling scheduling;
+  private final Scheduler scheduler;
 
   // Touched only on the scheduler's worker.
   private KubeObject observed;
@@ -76,8 +78,10 @@ final class LeaderElection implements AutoCloseable {
   /**
    * @throws IllegalArgumentException when no namespace is given and the process does not run in a pod
    */
-  LeaderElection(ApiWriter api, LeaderElectionSettings settings, String identity) {
+  LeaderElection(ApiWriter api, LeaderElectionSettings settings, String identity, Scheduling scheduling) {
     this.api = Objects.requireNonNull(api, "api");
+    this.scheduling = Objects.requireNonNull(scheduling, "scheduling");
+    this.scheduler = Schedulers.single(scheduling.work());
     this.namespace = namespace(settings);
     this.name = settings.id();
     this.identity = Objects.requireNonNull(identity, "identity");
@@ -130,7 +134,7 @@ final class LeaderElection implements AutoCloseable {
     if (closed) {
       return;
     }
-    long now = System.nanoTime();
+    long now = scheduling.nanoTime().getAsLong();
     if (!leading) {
       if (held) {
         leading = true;
@@ -156,7 +160,7 @@ final class LeaderElection implements AutoCloseable {
 
   /** The worker cannot keep time: a timer elsewhere brings the next attempt back onto it. */
   private void attemptAfter(Duration delay) {
-    next = Mono.delay(delay).publishOn(scheduler).subscribe(tick -> attempt());
+    next = Mono.delay(delay, scheduling.work()).publishOn(scheduler).subscribe(tick -> attempt());
   }
 
   /**
@@ -165,7 +169,7 @@ final class LeaderElection implements AutoCloseable {
    * another replica's, and renewing that one would take it from its holder.)
    */
   private Mono<Boolean> tryAcquireOrRenew() {
-    Instant now = Instant.now();
+    Instant now = Instant.now(scheduling.wallClock());
     if (leading && observed != null && leaseValid() && heldBy(observed, identity)) {
       ObjectNode renewal = record(observed, now, true);
       return api.update(LEASES, renewal).map(written -> observe(written.object())).map(lease -> true)
@@ -198,14 +202,14 @@ final class LeaderElection implements AutoCloseable {
     String spec = KubeJson.text(lease.toTree().path("spec"));
     if (!spec.equals(observedSpec)) {
       observedSpec = spec;
-      observedAt = System.nanoTime();
+      observedAt = scheduling.nanoTime().getAsLong();
     }
     observed = lease;
     return lease;
   }
 
   private boolean leaseValid() {
-    return System.nanoTime() - observedAt < LEASE_DURATION.toNanos();
+    return scheduling.nanoTime().getAsLong() - observedAt < LEASE_DURATION.toNanos();
   }
 
   /** The lease with this replica as holder, renewed now; acquired now unless it already was ours. */
@@ -262,7 +266,7 @@ final class LeaderElection implements AutoCloseable {
   }
 
   private Mono<Void> release() {
-    Instant now = Instant.now();
+    Instant now = Instant.now(scheduling.wallClock());
     return api.get(LEASES, namespace, name)
         .flatMap(lease -> {
           if (!heldBy(lease, identity)) {

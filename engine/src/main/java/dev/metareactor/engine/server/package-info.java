@@ -4,6 +4,10 @@
  *
  * <h2>Thread map</h2>
  *
+ * <p>{@code Engine} picks the schedulers and clocks once ({@link dev.metareactor.engine.config.Scheduling#production()})
+ * and hands them down through the controller context; nothing below it picks its own, so a test can run a controller
+ * in virtual time. In production:
+ *
  * <ul>
  *   <li>{@code reactor-http-epoll-*}: Reactor Netty event loops — API and hook I/O, watch decoding. Never block.</li>
  *   <li>{@code parallel-*}: Reactor's parallel scheduler — syncs (the queue's workers), timers, discovery, each
