@@ -80,13 +80,10 @@ public class HookClientBenchmark {
     request = JSON.readTree(resource("request"));
     JsonNode answer = JSON.readTree(resource("response"));
     server = HookServer.builder().route("/sync", ignored -> answer).start();
-    HookClientOptions defaults = HookClientOptions.DEFAULTS;
-    HookClientOptions options = new HookClientOptions(
-        new HookClientOptions.Pool(CONCURRENCY, BATCH, Duration.ofSeconds(5), Duration.ofSeconds(4),
-            Duration.ofMinutes(5), Duration.ofSeconds(5)),
-        defaults.retry(),
-        new HookClientOptions.BreakerOptions(50, 20, 10, Duration.ofHours(1), 3),
-        defaults.maxResponseBytes(), defaults.etagCacheMaxBytes(), Duration.ZERO);
+    HookClientOptions options = HookClientOptions.DEFAULTS
+        .withPool(new HookClientOptions.Pool(CONCURRENCY, BATCH, Duration.ofSeconds(5), Duration.ofSeconds(4),
+            Duration.ofMinutes(5), Duration.ofSeconds(5)))
+        .withBreaker(new HookClientOptions.BreakerOptions(50, 20, 10, Duration.ofHours(1), 3));
     client = HookClient.create(options, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
     hook = client.hook(WebhookSpec.of(server.url("/sync")), IDENTITY);
     if (!hook.call(request, ROOT).block().body().equals(answer)) {

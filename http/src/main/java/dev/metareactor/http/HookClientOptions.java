@@ -38,6 +38,32 @@ public record HookClientOptions(Pool pool, RetryOptions retry, BreakerOptions br
     }
   }
 
+  // One option changed by name, the rest kept: HookClientOptions.DEFAULTS.withRetry(fast).withReadTimeout(t).
+
+  public HookClientOptions withPool(Pool pool) {
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+  }
+
+  public HookClientOptions withRetry(RetryOptions retry) {
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+  }
+
+  public HookClientOptions withBreaker(BreakerOptions breaker) {
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+  }
+
+  public HookClientOptions withMaxResponseBytes(long maxResponseBytes) {
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+  }
+
+  public HookClientOptions withEtagCacheMaxBytes(long etagCacheMaxBytes) {
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+  }
+
+  public HookClientOptions withReadTimeout(Duration readTimeout) {
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+  }
+
   /**
    * Connection pooling. Pools are per hook host ({@code host:port} and TLS settings); HTTP/1.1 keep-alive connections
    * are reused across calls.

@@ -18,10 +18,9 @@ import org.junit.jupiter.api.Test;
 class CircuitBreakerTest extends ScriptedHookTest {
 
   /** No retries, so each call is one attempt; opens after 4 calls with at least half failed; 30 s open. */
-  private static final HookClientOptions OPTIONS = new HookClientOptions(HookClientOptions.Pool.DEFAULTS,
-      new HookClientOptions.RetryOptions(1, Duration.ofMillis(1), 1.0, 0.0, Duration.ofMillis(1)),
-      new HookClientOptions.BreakerOptions(50, 4, 4, Duration.ofSeconds(30), 2),
-      HookClientOptions.DEFAULTS.maxResponseBytes(), HookClientOptions.DEFAULTS.etagCacheMaxBytes(), Duration.ZERO);
+  private static final HookClientOptions OPTIONS = HookClientOptions.DEFAULTS
+      .withRetry(new HookClientOptions.RetryOptions(1, Duration.ofMillis(1), 1.0, 0.0, Duration.ofMillis(1)))
+      .withBreaker(new HookClientOptions.BreakerOptions(50, 4, 4, Duration.ofSeconds(30), 2));
 
   @Override
   protected HookClientOptions clientOptions() {

@@ -28,9 +28,8 @@ final class Fixtures {
   /** Defaults but for the pool, the retries, the response size limit and the read timeout. */
   static HookClientOptions options(HookClientOptions.Pool pool, HookClientOptions.RetryOptions retries,
       long maxResponseBytes, Duration readTimeout) {
-    HookClientOptions defaults = HookClientOptions.DEFAULTS;
-    return new HookClientOptions(pool, retries, defaults.breaker(), maxResponseBytes, defaults.etagCacheMaxBytes(),
-        readTimeout);
+    return HookClientOptions.DEFAULTS.withPool(pool).withRetry(retries).withMaxResponseBytes(maxResponseBytes)
+        .withReadTimeout(readTimeout);
   }
 
   /** A pool with this many connections and pending acquires per host. */

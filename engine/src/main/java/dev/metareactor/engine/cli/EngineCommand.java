@@ -206,23 +206,25 @@ public final class EngineCommand implements Callable<Integer> {
    * @throws CommandLine.ParameterException (through {@link #execute}) for values that fail validation
    */
   EngineOptions toOptions() {
-    return new EngineOptions(
-        kubeconfig,
-        discoveryInterval,
-        cacheFlushInterval,
-        metricsAddress,
-        healthProbeAddress,
-        new RateLimit(clientQps, clientBurst),
-        workers,
-        new RateLimit(eventsQps, eventsBurst),
-        new LeaderElectionSettings(leaderElection, leaderElectionResourceLock, leaderElectionNamespace, leaderElectionId),
-        targetLabelSelector,
-        ApplyStrategy.parse(applyStrategy),
-        ssaFieldManager,
-        LogSettings.fromZapFlags(zapLogLevel, zapDevel, zapEncoder, zapTimeEncoding),
-        new RetrySettings(retryBaseDelay, retryMaxDelay, new RateLimit(retryQps, retryBurst)),
-        apiConcurrency,
-        shutdownTimeout);
+    return EngineOptions.builder()
+        .kubeconfig(kubeconfig)
+        .discoveryInterval(discoveryInterval)
+        .cacheFlushInterval(cacheFlushInterval)
+        .metricsAddress(metricsAddress)
+        .healthProbeAddress(healthProbeAddress)
+        .apiRate(new RateLimit(clientQps, clientBurst))
+        .workers(workers)
+        .eventRate(new RateLimit(eventsQps, eventsBurst))
+        .leaderElection(new LeaderElectionSettings(leaderElection, leaderElectionResourceLock, leaderElectionNamespace,
+            leaderElectionId))
+        .targetLabelSelector(targetLabelSelector)
+        .applyStrategy(ApplyStrategy.parse(applyStrategy))
+        .ssaFieldManager(ssaFieldManager)
+        .logging(LogSettings.fromZapFlags(zapLogLevel, zapDevel, zapEncoder, zapTimeEncoding))
+        .retry(new RetrySettings(retryBaseDelay, retryMaxDelay, new RateLimit(retryQps, retryBurst)))
+        .apiConcurrency(apiConcurrency)
+        .shutdownTimeout(shutdownTimeout)
+        .build();
   }
 
   /**

@@ -75,6 +75,145 @@ public record EngineOptions(
     }
   }
 
+  /** An empty builder: every option must be set (the command line sets them all; see {@code EngineCommand}). */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder holding these options, to change some by name: {@code options.toBuilder().workers(1).build()}. */
+  public Builder toBuilder() {
+    Builder builder = new Builder();
+    builder.kubeconfig = kubeconfig;
+    builder.discoveryInterval = discoveryInterval;
+    builder.cacheFlushInterval = cacheFlushInterval;
+    builder.metricsAddress = metricsAddress;
+    builder.healthProbeAddress = healthProbeAddress;
+    builder.apiRate = apiRate;
+    builder.workers = workers;
+    builder.eventRate = eventRate;
+    builder.leaderElection = leaderElection;
+    builder.targetLabelSelector = targetLabelSelector;
+    builder.applyStrategy = applyStrategy;
+    builder.ssaFieldManager = ssaFieldManager;
+    builder.logging = logging;
+    builder.retry = retry;
+    builder.apiConcurrency = apiConcurrency;
+    builder.shutdownTimeout = shutdownTimeout;
+    return builder;
+  }
+
+  /**
+   * Options by name, so that neighbours of the same type ({@code apiRate} and {@code eventRate}, the two addresses,
+   * the two intervals) cannot be swapped without it showing. {@link #build()} validates as the constructor does.
+   */
+  public static final class Builder {
+    private String kubeconfig;
+    private Duration discoveryInterval;
+    private Duration cacheFlushInterval;
+    private ListenAddress metricsAddress;
+    private ListenAddress healthProbeAddress;
+    private RateLimit apiRate;
+    private int workers;
+    private RateLimit eventRate;
+    private LeaderElectionSettings leaderElection;
+    private String targetLabelSelector;
+    private ApplyStrategy applyStrategy;
+    private String ssaFieldManager;
+    private LogSettings logging;
+    private RetrySettings retry;
+    private int apiConcurrency;
+    private Duration shutdownTimeout;
+
+    private Builder() {}
+
+    public Builder kubeconfig(String kubeconfig) {
+      this.kubeconfig = kubeconfig;
+      return this;
+    }
+
+    public Builder discoveryInterval(Duration discoveryInterval) {
+      this.discoveryInterval = discoveryInterval;
+      return this;
+    }
+
+    public Builder cacheFlushInterval(Duration cacheFlushInterval) {
+      this.cacheFlushInterval = cacheFlushInterval;
+      return this;
+    }
+
+    public Builder metricsAddress(ListenAddress metricsAddress) {
+      this.metricsAddress = metricsAddress;
+      return this;
+    }
+
+    public Builder healthProbeAddress(ListenAddress healthProbeAddress) {
+      this.healthProbeAddress = healthProbeAddress;
+      return this;
+    }
+
+    public Builder apiRate(RateLimit apiRate) {
+      this.apiRate = apiRate;
+      return this;
+    }
+
+    public Builder workers(int workers) {
+      this.workers = workers;
+      return this;
+    }
+
+    public Builder eventRate(RateLimit eventRate) {
+      this.eventRate = eventRate;
+      return this;
+    }
+
+    public Builder leaderElection(LeaderElectionSettings leaderElection) {
+      this.leaderElection = leaderElection;
+      return this;
+    }
+
+    public Builder targetLabelSelector(String targetLabelSelector) {
+      this.targetLabelSelector = targetLabelSelector;
+      return this;
+    }
+
+    public Builder applyStrategy(ApplyStrategy applyStrategy) {
+      this.applyStrategy = applyStrategy;
+      return this;
+    }
+
+    public Builder ssaFieldManager(String ssaFieldManager) {
+      this.ssaFieldManager = ssaFieldManager;
+      return this;
+    }
+
+    public Builder logging(LogSettings logging) {
+      this.logging = logging;
+      return this;
+    }
+
+    public Builder retry(RetrySettings retry) {
+      this.retry = retry;
+      return this;
+    }
+
+    public Builder apiConcurrency(int apiConcurrency) {
+      this.apiConcurrency = apiConcurrency;
+      return this;
+    }
+
+    public Builder shutdownTimeout(Duration shutdownTimeout) {
+      this.shutdownTimeout = shutdownTimeout;
+      return this;
+    }
+
+    /** @throws IllegalArgumentException (or NullPointerException for an unset option) naming what is wrong */
+    public EngineOptions build() {
+      return new EngineOptions(kubeconfig, discoveryInterval, cacheFlushInterval, metricsAddress, healthProbeAddress,
+          apiRate, workers, eventRate, leaderElection, targetLabelSelector, applyStrategy, ssaFieldManager, logging,
+          retry, apiConcurrency, shutdownTimeout);
+    }
+  }
+
   private static void requirePositive(Duration value, String flag) {
     Objects.requireNonNull(value, flag);
     if (value.isNegative() || value.isZero()) {
