@@ -37,7 +37,7 @@ import tools.jackson.databind.JsonNode;
  * version by group version. A refresh that fails for some groups keeps what it learned from the others; one that
  * learns nothing keeps the previous map. Nothing blocks.
  */
-public final class Discovery implements AutoCloseable {
+public final class Discovery implements DiscoveredResources, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Discovery.class);
   private static final String AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
@@ -92,18 +92,14 @@ public final class Discovery implements AutoCloseable {
   }
 
   /** The latest snapshot (empty before the first refresh). */
+  @Override
   public ResourceMap current() {
     return current;
   }
 
-  /** Every new snapshot, starting with the latest one. */
+  @Override
   public Flux<ResourceMap> snapshots() {
     return snapshots.asFlux();
-  }
-
-  /** The resource as soon as discovery knows it: at once if it does, else after the refresh that finds it. */
-  public Mono<ApiResource> resource(String apiVersion, String resource) {
-    return snapshots().mapNotNull(map -> map.byResource(apiVersion, resource).orElse(null)).next();
   }
 
   /** Runs one refresh and waits for it (tests, and callers off the event loops). */

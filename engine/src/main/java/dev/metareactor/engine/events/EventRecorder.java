@@ -5,7 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.ratelimit.TokenBucket;
@@ -27,7 +27,7 @@ import tools.jackson.databind.node.ObjectNode;
  *       cannot flood the API server; events past the limit are dropped (and logged at debug);</li>
  *   <li>aggregated: the same type, reason and message on the same object again within ten minutes increments
  *       {@code count} on the existing Event instead of creating another;</li>
- *   <li>asynchronous: {@link #record} returns at once; writes go through the rate-limited {@link ApiWriter}.</li>
+ *   <li>asynchronous: {@link #record} returns at once; writes go through the engine's rate-limited {@link ObjectApi}.</li>
  * </ul>
  * Events about cluster-scoped objects go to the {@code default} namespace, as Metacontroller's do.
  */
@@ -46,14 +46,14 @@ public final class EventRecorder {
   private static final Duration AGGREGATION_WINDOW = Duration.ofMinutes(10);
   private static final String COMPONENT = "metareactor";
 
-  private final ApiWriter api;
+  private final ObjectApi api;
   private final RateLimit perObject;
   private final Clock clock;
   private final String instance;
   private final Cache<String, TokenBucket> limits;
   private final Cache<String, Recorded> recent;
 
-  public EventRecorder(ApiWriter api, RateLimit perObject, Clock clock, String instance) {
+  public EventRecorder(ObjectApi api, RateLimit perObject, Clock clock, String instance) {
     this.api = Objects.requireNonNull(api, "api");
     this.perObject = Objects.requireNonNull(perObject, "perObject");
     this.clock = Objects.requireNonNull(clock, "clock");

@@ -2,10 +2,10 @@ package dev.metareactor.engine.hook;
 
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.kube.ApiResource;
-import dev.metareactor.engine.discovery.Discovery;
+import dev.metareactor.engine.discovery.DiscoveredResources;
 import dev.metareactor.engine.hook.WebhookMaterials.ObjectRef;
 import dev.metareactor.engine.informer.InformerLease;
-import dev.metareactor.engine.informer.SharedInformers;
+import dev.metareactor.engine.informer.Informers;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookIdentity;
@@ -45,8 +45,8 @@ public final class HookMaterials implements AutoCloseable {
   private record Registered(WebhookSpec base, WebhookMaterials materials, HookIdentity identity,
       WebhookCaller caller) {}
 
-  private final SharedInformers informers;
-  private final Discovery discovery;
+  private final Informers informers;
+  private final DiscoveredResources discovery;
   private final HookClient client;
   private final Scheduling scheduling;
   private final Consumer<String> onProblem;
@@ -59,7 +59,7 @@ public final class HookMaterials implements AutoCloseable {
   /**
    * @param onProblem told once about each new reason a hook cannot be called (for a Warning Event)
    */
-  public HookMaterials(SharedInformers informers, Discovery discovery, HookClient client, Scheduling scheduling,
+  public HookMaterials(Informers informers, DiscoveredResources discovery, HookClient client, Scheduling scheduling,
       Consumer<String> onProblem) {
     this.informers = Objects.requireNonNull(informers, "informers");
     this.discovery = Objects.requireNonNull(discovery, "discovery");

@@ -2,9 +2,9 @@ package dev.metareactor.engine.host;
 
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.Scheduling;
-import dev.metareactor.engine.discovery.Discovery;
+import dev.metareactor.engine.discovery.DiscoveredResources;
 import dev.metareactor.engine.events.EventRecorder;
-import dev.metareactor.engine.informer.SharedInformers;
+import dev.metareactor.engine.informer.Informers;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.http.HookClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -25,8 +25,8 @@ import java.util.Objects;
  */
 public record ControllerContext(
     EngineOptions options,
-    Discovery discovery,
-    SharedInformers informers,
+    DiscoveredResources discovery,
+    Informers informers,
     ObjectApi api,
     EventRecorder events,
     HookClient hooks,

@@ -27,7 +27,7 @@ import reactor.core.scheduler.Scheduler;
  * {@code --cache-flush-interval}), and keeps the {@link InformerIndexes}. A failing list or watch (a resource
  * that went away, missing RBAC) is logged and retried by the informer; it never throws into the caller.
  */
-public final class SharedInformers implements AutoCloseable {
+public final class SharedInformers implements Informers, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(SharedInformers.class);
 
@@ -54,6 +54,7 @@ public final class SharedInformers implements AutoCloseable {
   }
 
   /** A lease on the informer of {@code resource}, starting it if nobody holds one yet. */
+  @Override
   public synchronized InformerLease acquire(ApiResource resource) {
     Objects.requireNonNull(resource, "resource");
     return lease(new Target(resource, "", null, Informer.Content.OBJECTS));
@@ -63,6 +64,7 @@ public final class SharedInformers implements AutoCloseable {
    * A lease on an informer that keeps only the metadata of {@code resource}'s objects and none of the indexes: for
    * following changes (its {@link InformerLease#events}) of objects that are large and never read themselves.
    */
+  @Override
   public synchronized InformerLease acquireMetadata(ApiResource resource) {
     Objects.requireNonNull(resource, "resource");
     return lease(new Target(resource, "", null, Informer.Content.METADATA));
@@ -73,6 +75,7 @@ public final class SharedInformers implements AutoCloseable {
    * starting it if nobody holds one yet. Only {@link InformerLease#get}, {@link InformerLease#events} and
    * {@link InformerLease#hasSynced} apply to it: it keeps none of the owner and orphan indexes.
    */
+  @Override
   public synchronized InformerLease acquireOne(ApiResource resource, String namespace, String name) {
     Objects.requireNonNull(resource, "resource");
     Objects.requireNonNull(namespace, "namespace");
