@@ -11,15 +11,18 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
 
 /**
  * An informer cache in memory for unit tests: a test puts the objects it wants cached; reads answer from them as an
- * informer's would (by namespace, owner, label); no events are delivered.
+ * informer's would (by namespace, owner, label). {@link #events()} follows the informer's contract: an {@code ADDED}
+ * event for each cached object, then what a test {@link #deliver delivers}.
  */
 public final class FakeInformerLease implements InformerLease {
 
   private final ApiResource resource;
   private final Map<String, KubeObject> objects = new ConcurrentHashMap<>();
+  private final Sinks.Many<ObjectEvent> events = Sinks.many().multicast().directBestEffort();
 
   public FakeInformerLease(ApiResource resource) {
     this.resource = Objects.requireNonNull(resource, "resource");
@@ -27,8 +30,25 @@ public final class FakeInformerLease implements InformerLease {
 
   /** Caches {@code object} (replacing one of the same namespace and name). */
   public FakeInformerLease put(KubeObject object) {
-    objects.put(KubeObject.namespacedName(resource.namespaced() ? object.namespace() : "", object.name()), object);
+    objects.put(keyOf(object), object);
     return this;
+  }
+
+  /**
+   * Applies {@code event} to the cache and then hands it to the current {@link #events()} subscribers, in that order
+   * as an informer does (a handler reading the cache sees the event's state). Call it from one thread at a time.
+   */
+  public synchronized void deliver(ObjectEvent event) {
+    if (event.type() == ObjectEvent.Type.DELETED) {
+      objects.remove(keyOf(event.object()));
+    } else {
+      put(event.object());
+    }
+    events.emitNext(event, Sinks.EmitFailureHandler.FAIL_FAST);
+  }
+
+  private String keyOf(KubeObject object) {
+    return KubeObject.namespacedName(resource.namespaced() ? object.namespace() : "", object.name());
   }
 
   @Override
@@ -76,7 +96,12 @@ public final class FakeInformerLease implements InformerLease {
 
   @Override
   public Flux<ObjectEvent> events() {
-    return Flux.never();
+    return Flux.create(subscriber -> {
+      synchronized (this) { // no delivery between the replay of the cache and following what comes next
+        list().forEach(object -> subscriber.next(new ObjectEvent(ObjectEvent.Type.ADDED, null, object)));
+        subscriber.onDispose(events.asFlux().subscribe(subscriber::next));
+      }
+    });
   }
 
   @Override
