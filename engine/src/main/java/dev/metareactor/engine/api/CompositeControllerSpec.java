@@ -34,7 +34,7 @@ public record CompositeControllerSpec(
     Optional<HookSpec> customizeHook,
     int resyncPeriodSeconds,
     boolean generateSelector,
-    JsonNode endpointConfigs) {
+    JsonNode endpointConfigs) implements ControllerSpec.WithSyncHooks {
 
   public CompositeControllerSpec {
     Objects.requireNonNull(name, "name");
@@ -47,9 +47,12 @@ public record CompositeControllerSpec(
     Objects.requireNonNull(endpointConfigs, "endpointConfigs");
   }
 
-  /** The finalizer this controller puts on parents when it has a finalize hook. */
-  public String finalizerName() {
-    return "metacontroller.io/compositecontroller-" + name;
+  /** The controller objects' kind. */
+  public static final String KIND = "CompositeController";
+
+  @Override
+  public String kind() {
+    return KIND;
   }
 
   /** Parses a whole CompositeController object ({@code metadata.name} and {@code spec}). */

@@ -33,7 +33,7 @@ public record DecoratorControllerSpec(
     Optional<HookSpec> finalizeHook,
     Optional<HookSpec> customizeHook,
     int resyncPeriodSeconds,
-    JsonNode endpointConfigs) {
+    JsonNode endpointConfigs) implements ControllerSpec.WithSyncHooks {
 
   /**
    * One {@code spec.resources[]} entry: objects of this resource whose labels match {@code labels} and whose
@@ -65,9 +65,12 @@ public record DecoratorControllerSpec(
     Objects.requireNonNull(endpointConfigs, "endpointConfigs");
   }
 
-  /** The finalizer this controller puts on targets when it has a finalize hook. */
-  public String finalizerName() {
-    return "metacontroller.io/decoratorcontroller-" + name;
+  /** The controller objects' kind. */
+  public static final String KIND = "DecoratorController";
+
+  @Override
+  public String kind() {
+    return KIND;
   }
 
   /** Parses a whole DecoratorController object ({@code metadata.name} and {@code spec}). */

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.controller;
 
-import dev.metareactor.engine.api.HookSpec;
+import dev.metareactor.engine.api.ChildResourceRule;
+import dev.metareactor.engine.api.ControllerSpec;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ResourceMap;
@@ -34,7 +35,6 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -65,6 +65,7 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
   private final Logger log = LoggerFactory.getLogger(getClass());
   private final String kind;
   private final String name;
+  private final int resyncPeriodSeconds;
   private final KubeObject controllerObject;
   private final ObjectNode controllerJson;
   private final ControllerContext context;
@@ -87,36 +88,24 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
   private boolean wiring;
 
   /**
-   * @param kind the controller object's kind, for logs, Events, queue and hook metrics
-   * @param finalizerName this controller's finalizer
-   * @param hooks every hook the kind declares, by name ({@code sync}, {@code finalize}, {@code customize}...),
-   *     empty where the controller object has none
-   * @param endpointConfigs its {@code spec.endpointConfigs} (a missing node when absent)
+   * @param controllerObject the controller object as it was read
+   * @param controllerJson the same as a tree (hook requests embed it)
+   * @param spec its spec, parsed and validated: kind, name, hooks by name, resync period, endpoint settings
    * @throws dev.metareactor.engine.api.InvalidControllerException when a hook's webhook is unusable as written
    */
-  protected AbstractHostedController(String kind, String name, KubeObject controllerObject,
-      ObjectNode controllerJson, ControllerContext context, String finalizerName,
-      Map<String, Optional<HookSpec>> hooks,
-      JsonNode endpointConfigs) {
-    this.kind = Objects.requireNonNull(kind, "kind");
-    this.name = Objects.requireNonNull(name, "name");
+  protected AbstractHostedController(KubeObject controllerObject, ObjectNode controllerJson, ControllerSpec spec,
+      ControllerContext context) {
+    this.kind = spec.kind();
+    this.name = spec.name();
+    this.resyncPeriodSeconds = spec.resyncPeriodSeconds();
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
     this.controllerJson = Objects.requireNonNull(controllerJson, "controllerJson");
     this.context = Objects.requireNonNull(context, "context");
-    this.finalizers = new Finalizers(finalizerName, context.api());
+    this.finalizers = new Finalizers(spec.finalizerName(), context.api());
     Map<String, Optional<HookConfig>> configs = new LinkedHashMap<>();
-    hooks.forEach((hookName, spec) -> configs.put(hookName, HookConfig.of(spec, endpointConfigs, hookName)));
+    spec.hooksByName().forEach((hookName, hook) ->
+        configs.put(hookName, HookConfig.of(hook, spec.endpointConfigs(), hookName)));
     this.hookConfigs = Collections.unmodifiableMap(configs);
-  }
-
-  /** The hooks of a CompositeController or DecoratorController, by name, as its spec declares them. */
-  protected static Map<String, Optional<HookSpec>> syncFinalizeCustomize(Optional<HookSpec> sync,
-      Optional<HookSpec> finalize, Optional<HookSpec> customize) {
-    Map<String, Optional<HookSpec>> hooks = new LinkedHashMap<>();
-    hooks.put("sync", sync);
-    hooks.put("finalize", finalize);
-    hooks.put("customize", customize);
-    return hooks;
   }
 
   // ---- what each kind says
@@ -144,9 +133,6 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
    */
   protected abstract ObjectSync<K> wire(List<ApiResource> resources);
 
-  /** {@code resyncPeriodSeconds}: 0 for none. */
-  protected abstract int resyncPeriodSeconds();
-
   // ---- for subclasses
 
   protected final String name() {
@@ -163,6 +149,19 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
 
   protected final Finalizers finalizers() {
     return finalizers;
+  }
+
+  /**
+   * The types of children (or attachments, or outputs) these rules name, each with its informer taken.
+   *
+   * @param resources the rules' resources as resolved, in the same order
+   */
+  protected final List<ChildType> childTypes(List<ChildResourceRule> rules, List<ApiResource> resources) {
+    List<ChildType> types = new ArrayList<>();
+    for (int i = 0; i < rules.size(); i++) {
+      types.add(new ChildType(resources.get(i), acquire(resources.get(i)), rules.get(i).updateMethod()));
+    }
+    return types;
   }
 
   /** Takes an informer for the controller's lifetime. */
@@ -346,8 +345,8 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
       }
       hookMaterials.refresh();
       workers = queue.process(this::syncOnce).subscribe();
-      if (resyncPeriodSeconds() > 0) {
-        Duration period = Duration.ofSeconds(resyncPeriodSeconds());
+      if (resyncPeriodSeconds > 0) {
+        Duration period = Duration.ofSeconds(resyncPeriodSeconds);
         period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
         subscriptions.add(Flux.interval(period, period, context.scheduling().work())
             .subscribe(tick -> sync.responsibleKeys().forEach(this::enqueue)));

@@ -31,8 +31,9 @@
  * <h2>Adding a controller kind</h2>
  *
  * <ol>
- *   <li>Its spec: a record in {@code api/} parsed and validated from the controller object (errors name the
- *   field).</li>
+ *   <li>Its spec: a record in {@code api/} implementing {@link dev.metareactor.engine.api.ControllerSpec} (kind,
+ *   name, hooks by name, resync period, endpoint settings; the finalizer name follows), parsed and validated from the
+ *   controller object (errors name the field).</li>
  *   <li>Its key: a record implementing {@link dev.metareactor.engine.controller.SyncKey}.</li>
  *   <li>Its router, in its own package {@code controller/<kind>/}: informer events to keys, through {@link
  *   dev.metareactor.engine.controller.SyncedResource#responsibleFor} and {@link
@@ -41,9 +42,9 @@
  *   key of an object, and a {@link dev.metareactor.engine.controller.ObjectSync.Plan} per sync: the owned objects the
  *   hook sees, the answer checked whole, its own writes) and its {@link
  *   dev.metareactor.engine.controller.ObjectSync.Shape} (the request's and answer's field names).</li>
- *   <li>Its hosted controller: extends {@link dev.metareactor.engine.controller.AbstractHostedController}, declares its
- *   hooks by name, lists its resources, and in {@code wire()} acquires informers, subscribes its router and returns
- *   {@code objectSync(kind, shape, relatedObjects())}.</li>
+ *   <li>Its hosted controller: extends {@link dev.metareactor.engine.controller.AbstractHostedController} with its
+ *   spec, lists its resources, and in {@code wire()} acquires informers ({@code acquire}, {@code childTypes}),
+ *   subscribes its router and returns {@code objectSync(kind, shape, relatedObjects())}.</li>
  *   <li>Its {@link dev.metareactor.engine.host.ControllerKind}, hosted by a {@link
  *   dev.metareactor.engine.host.ControllerHost} in {@code server/Engine}; its CRD in {@code manifests/production}.</li>
  * </ol>

@@ -35,7 +35,7 @@ import tools.jackson.databind.node.ObjectNode;
 public final class CompositeController extends AbstractHostedController<ParentKey> {
 
   /** The controller objects' kind. */
-  public static final String KIND = "CompositeController";
+  public static final String KIND = CompositeControllerSpec.KIND;
 
   /** How the engine hosts CompositeController objects. */
   public static ControllerKind kind() {
@@ -47,8 +47,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
 
   private CompositeController(KubeObject object, ObjectNode json, CompositeControllerSpec spec,
       ControllerContext context) {
-    super(KIND, spec.name(), object, json, context, spec.finalizerName(),
-        syncFinalizeCustomize(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
+    super(object, json, spec, context);
     this.spec = spec;
   }
 
@@ -85,11 +84,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   protected ObjectSync<ParentKey> wire(List<ApiResource> resources) {
     SyncedResource parents = new SyncedResource(resources.get(0), acquire(resources.get(0)),
         parent -> spec.parentSelector().matches(parent.labels()), finalizers());
-    List<ChildType> childTypes = new ArrayList<>();
-    for (int i = 0; i < spec.children().size(); i++) {
-      ApiResource resource = resources.get(i + 1);
-      childTypes.add(new ChildType(resource, acquire(resource), spec.children().get(i).updateMethod()));
-    }
+    List<ChildType> childTypes = childTypes(spec.children(), resources.subList(1, resources.size()));
     RelatedObjects<ParentKey> related = relatedObjects();
     CompositeRouter router = new CompositeRouter(spec, parents, this::enqueue, related::forget);
     subscribe(parents.informer(), "parent", router::onParentEvent);
@@ -98,10 +93,5 @@ public final class CompositeController extends AbstractHostedController<ParentKe
     }
     return objectSync(new CompositeSync(spec, parents, childTypes, new ChildClaimer(context().api()),
         context().api()), CompositeSync.SHAPE, related);
-  }
-
-  @Override
-  protected int resyncPeriodSeconds() {
-    return spec.resyncPeriodSeconds();
   }
 }

@@ -29,7 +29,7 @@ import tools.jackson.databind.node.ObjectNode;
 public final class DecoratorController extends AbstractHostedController<TargetKey> {
 
   /** The controller objects' kind. */
-  public static final String KIND = "DecoratorController";
+  public static final String KIND = DecoratorControllerSpec.KIND;
 
   /** How the engine hosts DecoratorController objects. */
   public static ControllerKind kind() {
@@ -41,8 +41,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
 
   private DecoratorController(KubeObject object, ObjectNode json, DecoratorControllerSpec spec,
       ControllerContext context) {
-    super(KIND, spec.name(), object, json, context, spec.finalizerName(),
-        syncFinalizeCustomize(spec.syncHook(), spec.finalizeHook(), spec.customizeHook()), spec.endpointConfigs());
+    super(object, json, spec, context);
     this.spec = spec;
   }
 
@@ -73,11 +72,8 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
       targetTypes.add(new TargetType(new SyncedResource(resource, acquire(resource),
           target -> DecoratorRouter.selected(rule, target), finalizers()), rule));
     }
-    List<ChildType> attachmentTypes = new ArrayList<>();
-    for (int i = 0; i < spec.attachments().size(); i++) {
-      ApiResource resource = resources.get(spec.targets().size() + i);
-      attachmentTypes.add(new ChildType(resource, acquire(resource), spec.attachments().get(i).updateMethod()));
-    }
+    List<ChildType> attachmentTypes = childTypes(spec.attachments(),
+        resources.subList(spec.targets().size(), resources.size()));
     RelatedObjects<TargetKey> related = relatedObjects();
     DecoratorRouter router = new DecoratorRouter(targetTypes, this::enqueue, related::forget);
     for (TargetType type : targetTypes) {
@@ -88,10 +84,5 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
     }
     return objectSync(new DecoratorSync(spec, targetTypes, attachmentTypes, context().api()), DecoratorSync.SHAPE,
         related);
-  }
-
-  @Override
-  protected int resyncPeriodSeconds() {
-    return spec.resyncPeriodSeconds();
   }
 }
