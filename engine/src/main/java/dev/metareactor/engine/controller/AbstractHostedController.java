@@ -30,6 +30,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -55,8 +56,10 @@ import tools.jackson.databind.node.ObjectNode;
  * </ul>
  *
  * @param <K> the work-queue key: which object one sync is about
+ * @param <S> the kind's spec
  */
-public abstract class AbstractHostedController<K extends SyncKey> implements HostedController {
+public abstract class AbstractHostedController<K extends SyncKey, S extends ControllerSpec>
+    implements HostedController {
 
   private static final Duration SYNC_POLL = Duration.ofMillis(50);
   private static final Duration MIN_RESYNC_PERIOD = Duration.ofSeconds(1);
@@ -68,6 +71,7 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
   private final int resyncPeriodSeconds;
   private final KubeObject controllerObject;
   private final ObjectNode controllerJson;
+  private final S spec;
   private final ControllerContext context;
   private final Finalizers finalizers;
   private final Map<String, Optional<HookConfig>> hookConfigs;
@@ -89,17 +93,19 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
 
   /**
    * @param controllerObject the controller object as it was read
-   * @param controllerJson the same as a tree (hook requests embed it)
-   * @param spec its spec, parsed and validated: kind, name, hooks by name, resync period, endpoint settings
-   * @throws dev.metareactor.engine.api.InvalidControllerException when a hook's webhook is unusable as written
+   * @param parse the kind's parser of its spec from the whole object (kind, name, hooks by name, resync period,
+   *     endpoint settings and the rest)
+   * @throws dev.metareactor.engine.api.InvalidControllerException naming the field when the object cannot be hosted
+   *     as written (its spec, or a hook's webhook)
    */
-  protected AbstractHostedController(KubeObject controllerObject, ObjectNode controllerJson, ControllerSpec spec,
-      ControllerContext context) {
+  protected AbstractHostedController(KubeObject controllerObject, ControllerContext context,
+      Function<ObjectNode, S> parse) {
+    this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
+    this.controllerJson = controllerObject.toTree();
+    this.spec = parse.apply(controllerJson);
     this.kind = spec.kind();
     this.name = spec.name();
     this.resyncPeriodSeconds = spec.resyncPeriodSeconds();
-    this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
-    this.controllerJson = Objects.requireNonNull(controllerJson, "controllerJson");
     this.context = Objects.requireNonNull(context, "context");
     this.finalizers = new Finalizers(spec.finalizerName(), context.api());
     Map<String, Optional<HookConfig>> configs = new LinkedHashMap<>();
@@ -145,6 +151,11 @@ public abstract class AbstractHostedController<K extends SyncKey> implements Hos
 
   protected final ObjectNode controllerJson() {
     return controllerJson;
+  }
+
+  /** The spec the controller was built from. */
+  protected final S spec() {
+    return spec;
   }
 
   protected final Finalizers finalizers() {

@@ -17,7 +17,6 @@ import dev.metareactor.engine.kube.KubeObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * One hosted CompositeController: the parent and child informers, the {@link CompositeRouter} that turns their
@@ -32,7 +31,7 @@ import tools.jackson.databind.node.ObjectNode;
  * from every parent that still carries it (upstream leaves them behind, and such parents can then never be
  * deleted).
  */
-public final class CompositeController extends AbstractHostedController<ParentKey> {
+public final class CompositeController extends AbstractHostedController<ParentKey, CompositeControllerSpec> {
 
   /** The controller objects' kind. */
   public static final String KIND = CompositeControllerSpec.KIND;
@@ -40,15 +39,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   /** How the engine hosts CompositeController objects. */
   public static ControllerKind kind() {
     return new ControllerKind(KIND, "metacontroller.k8s.io/v1alpha1", "compositecontrollers",
-        "composite-metacontroller", CompositeController::create);
-  }
-
-  private final CompositeControllerSpec spec;
-
-  private CompositeController(KubeObject object, ObjectNode json, CompositeControllerSpec spec,
-      ControllerContext context) {
-    super(object, json, spec, context);
-    this.spec = spec;
+        "composite-metacontroller", CompositeController::new);
   }
 
   /**
@@ -56,16 +47,15 @@ public final class CompositeController extends AbstractHostedController<ParentKe
    *
    * @throws InvalidControllerException naming the field that is wrong
    */
-  static CompositeController create(KubeObject object, ControllerContext context) {
-    ObjectNode json = object.toTree();
-    return new CompositeController(object, json, CompositeControllerSpec.parse(json), context);
+  private CompositeController(KubeObject object, ControllerContext context) {
+    super(object, context, CompositeControllerSpec::parse);
   }
 
   @Override
   protected List<ResourceRule> resources() {
     List<ResourceRule> rules = new ArrayList<>();
-    rules.add(spec.parent());
-    spec.children().forEach(child -> rules.add(child.resource()));
+    rules.add(spec().parent());
+    spec().children().forEach(child -> rules.add(child.resource()));
     return rules;
   }
 
@@ -83,15 +73,15 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   @Override
   protected ObjectSync<ParentKey> wire(List<ApiResource> resources) {
     SyncedResource parents = new SyncedResource(resources.get(0), acquire(resources.get(0)),
-        parent -> spec.parentSelector().matches(parent.labels()), finalizers());
-    List<ChildType> childTypes = childTypes(spec.children(), resources.subList(1, resources.size()));
+        parent -> spec().parentSelector().matches(parent.labels()), finalizers());
+    List<ChildType> childTypes = childTypes(spec().children(), resources.subList(1, resources.size()));
     RelatedObjects<ParentKey> related = relatedObjects();
-    CompositeRouter router = new CompositeRouter(spec, parents, this::enqueue, related::forget);
+    CompositeRouter router = new CompositeRouter(spec(), parents, this::enqueue, related::forget);
     subscribe(parents.informer(), "parent", router::onParentEvent);
     for (ChildType type : childTypes) {
       subscribe(type.informer(), "child", router::onChildEvent);
     }
-    return objectSync(new CompositeSync(spec, parents, childTypes, new ChildClaimer(context().api()),
+    return objectSync(new CompositeSync(spec(), parents, childTypes, new ChildClaimer(context().api()),
         context().api()), CompositeSync.SHAPE, related);
   }
 }

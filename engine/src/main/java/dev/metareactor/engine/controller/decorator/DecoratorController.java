@@ -15,7 +15,6 @@ import dev.metareactor.engine.host.ControllerKind;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.ArrayList;
 import java.util.List;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * One hosted DecoratorController: an informer per targeted resource, one per attachment resource, the
@@ -26,7 +25,7 @@ import tools.jackson.databind.node.ObjectNode;
  * <p>When its controller object is deleted, the controller retires: it removes its finalizer from every target that
  * still carries it.
  */
-public final class DecoratorController extends AbstractHostedController<TargetKey> {
+public final class DecoratorController extends AbstractHostedController<TargetKey, DecoratorControllerSpec> {
 
   /** The controller objects' kind. */
   public static final String KIND = DecoratorControllerSpec.KIND;
@@ -34,15 +33,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
   /** How the engine hosts DecoratorController objects. */
   public static ControllerKind kind() {
     return new ControllerKind(KIND, "metacontroller.k8s.io/v1alpha1", "decoratorcontrollers",
-        "decorator-metacontroller", DecoratorController::create);
-  }
-
-  private final DecoratorControllerSpec spec;
-
-  private DecoratorController(KubeObject object, ObjectNode json, DecoratorControllerSpec spec,
-      ControllerContext context) {
-    super(object, json, spec, context);
-    this.spec = spec;
+        "decorator-metacontroller", DecoratorController::new);
   }
 
   /**
@@ -50,30 +41,29 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
    *
    * @throws InvalidControllerException naming the field that is wrong
    */
-  static DecoratorController create(KubeObject object, ControllerContext context) {
-    ObjectNode json = object.toTree();
-    return new DecoratorController(object, json, DecoratorControllerSpec.parse(json), context);
+  private DecoratorController(KubeObject object, ControllerContext context) {
+    super(object, context, DecoratorControllerSpec::parse);
   }
 
   @Override
   protected List<ResourceRule> resources() {
     List<ResourceRule> rules = new ArrayList<>();
-    spec.targets().forEach(target -> rules.add(target.resource()));
-    spec.attachments().forEach(attachment -> rules.add(attachment.resource()));
+    spec().targets().forEach(target -> rules.add(target.resource()));
+    spec().attachments().forEach(attachment -> rules.add(attachment.resource()));
     return rules;
   }
 
   @Override
   protected ObjectSync<TargetKey> wire(List<ApiResource> resources) {
     List<TargetType> targetTypes = new ArrayList<>();
-    for (int i = 0; i < spec.targets().size(); i++) {
+    for (int i = 0; i < spec().targets().size(); i++) {
       ApiResource resource = resources.get(i);
-      DecoratorControllerSpec.Target rule = spec.targets().get(i);
+      DecoratorControllerSpec.Target rule = spec().targets().get(i);
       targetTypes.add(new TargetType(new SyncedResource(resource, acquire(resource),
           target -> DecoratorRouter.selected(rule, target), finalizers()), rule));
     }
-    List<ChildType> attachmentTypes = childTypes(spec.attachments(),
-        resources.subList(spec.targets().size(), resources.size()));
+    List<ChildType> attachmentTypes = childTypes(spec().attachments(),
+        resources.subList(spec().targets().size(), resources.size()));
     RelatedObjects<TargetKey> related = relatedObjects();
     DecoratorRouter router = new DecoratorRouter(targetTypes, this::enqueue, related::forget);
     for (TargetType type : targetTypes) {
@@ -82,7 +72,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
     for (ChildType type : attachmentTypes) {
       subscribe(type.informer(), "attachment", router::onAttachmentEvent);
     }
-    return objectSync(new DecoratorSync(spec, targetTypes, attachmentTypes, context().api()), DecoratorSync.SHAPE,
+    return objectSync(new DecoratorSync(spec(), targetTypes, attachmentTypes, context().api()), DecoratorSync.SHAPE,
         related);
   }
 }
