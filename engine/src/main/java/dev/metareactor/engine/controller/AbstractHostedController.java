@@ -193,6 +193,11 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     }));
   }
 
+  /** Runs {@code release} when the controller stops (what the kind started in {@link #wire}). */
+  protected final void onStop(Disposable release) {
+    subscriptions.add(release);
+  }
+
   /** Adds a key to the work queue (informer threads: only this, nothing else). */
   protected final void enqueue(K key) {
     queue.add(key);
@@ -226,12 +231,19 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
    */
   protected final ObjectSync<K> objectSync(ObjectSync.Kind<K> syncKind, ObjectSync.Shape shape,
       RelatedObjects<K> relatedObjects) {
-    return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson,
-        new ObjectSync.Hooks(chosenHook("sync"), chosenHook("finalize")), relatedObjects,
+    return objectSync(syncKind, shape, relatedObjects,
+        new ObjectSync.Hooks(chosenHook("sync"), chosenHook("finalize")));
+  }
+
+  /** The same with the kind's own hooks in the sync and finalize places (either may be {@code null}). */
+  protected final ObjectSync<K> objectSync(ObjectSync.Kind<K> syncKind, ObjectSync.Shape shape,
+      RelatedObjects<K> relatedObjects, ObjectSync.Hooks hooks) {
+    return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson, hooks, relatedObjects,
         new ChildrenManager(context.api()), finalizers);
   }
 
-  private ObjectSync.ChosenHook chosenHook(String type) {
+  /** The hook named {@code type} as a sync calls it, or {@code null} when the object has none; only in wire(). */
+  protected final ObjectSync.ChosenHook chosenHook(String type) {
     return hookConfigs.get(type).map(config -> new ObjectSync.ChosenHook(type, hook(type), config.hook()))
         .orElse(null);
   }
@@ -242,9 +254,11 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     if (related != null) {
       throw new IllegalStateException("relatedObjects() was called already");
     }
+    // A kind without a customize hook (MapController) gets related objects that are always empty.
     Optional<HookConfig> customize = hookConfigs.getOrDefault("customize", Optional.empty());
-    related = new RelatedObjects<>(kind, name, controllerJson, hook("customize"),
-        customize.map(HookConfig::hook), context, this::enqueue);
+    related = new RelatedObjects<>(kind, name, controllerJson,
+        hookConfigs.containsKey("customize") ? hook("customize") : null, customize.map(HookConfig::hook), context,
+        this::enqueue);
     return related;
   }
 
@@ -393,7 +407,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     log.warn("{} {}: sync of {} failed: {}", kind, name, key, message);
     log.debug("{} {}: sync of {} failed", kind, name, key, error);
     sync.cached(key).ifPresent(object ->
-        context.events().record(object, EventRecorder.Type.Warning, "SyncError", "Sync error: " + message));
+        context.events().record(object, EventRecorder.Type.Warning, "SyncError",
+            "Sync error: " + key.about() + message));
   }
 
   @Override

@@ -60,11 +60,17 @@ public final class ObjectSync<K extends SyncKey> {
     /** The synced resource {@code key} is of; empty for a key of none (a resource no longer targeted). */
     Optional<SyncedResource> resourceOf(K key);
 
-    /** The key of {@code object}, of {@code type}. */
-    K keyOf(SyncedResource type, KubeObject object);
+    /**
+     * The keys a periodic resync enqueues for {@code object}, of {@code type}: its own key, or (MapController) one
+     * per unit of work about it.
+     */
+    List<K> keysOf(SyncedResource type, KubeObject object);
 
-    /** The kind's part of one sync of {@code object}, whose tree (sent to the hook) is {@code json}. */
-    Plan plan(SyncedObject object, ObjectNode json);
+    /**
+     * The kind's part of one sync of {@code key}, about {@code object}, whose tree (sent to the hook) is
+     * {@code json}.
+     */
+    Plan plan(K key, SyncedObject object, ObjectNode json);
   }
 
   /**
@@ -74,8 +80,10 @@ public final class ObjectSync<K extends SyncKey> {
    * @param ownedField the request's and answer's field for owned objects ({@code children}, {@code attachments})
    * @param otherAnswerFields the answer's fields the kind reads itself, beyond {@code status}, the owned field,
    *     {@code resyncAfterSeconds} and {@code finalized}
+   * @param finalizable whether requests carry {@code related} and {@code finalizing}: the kinds with customize and
+   *     finalize hooks
    */
-  public record Shape(String objectField, String ownedField, Set<String> otherAnswerFields) {
+  public record Shape(String objectField, String ownedField, Set<String> otherAnswerFields, boolean finalizable) {
     public Shape {
       Objects.requireNonNull(objectField, "objectField");
       Objects.requireNonNull(ownedField, "ownedField");
@@ -89,6 +97,19 @@ public final class ObjectSync<K extends SyncKey> {
     /** The objects the synced object owns, as its hook sees them; an entry for every declared type. */
     Mono<Map<ChildType, List<KubeObject>>> owned();
 
+    /** The hook this sync calls instead of {@code chosen}, the one the synced object's state chose. */
+    default ChosenHook hook(ChosenHook chosen) {
+      return chosen;
+    }
+
+    /** Adds the kind's own fields to the request (a MapController's {@code mapKey} and {@code input}). */
+    default void complete(ObjectNode request) {}
+
+    /** What the call is about for the hook client's ETag cache: the synced object, or a part of it. */
+    default HookCaller.RootObject root(HookCaller.RootObject synced) {
+      return synced;
+    }
+
     /**
      * Checks the whole answer before anything is written.
      *
@@ -101,13 +122,21 @@ public final class ObjectSync<K extends SyncKey> {
    * An answer checked by the kind.
    *
    * @param desired the owned objects to converge to
+   * @param keptAsTheyAre the UIDs of owned objects to leave exactly as they are, whatever {@code desired} says (a
+   *     tombstone hook's answer: detached outputs it keeps)
    * @param ownWrites the kind's writes to the synced object; completes with whether it is still the object synced
    *     (not gone, not replaced by a namesake), so that the finalizer may be removed from it
    */
-  public record Answer(List<DesiredChild> desired, Supplier<Mono<Boolean>> ownWrites) {
+  public record Answer(List<DesiredChild> desired, Set<String> keptAsTheyAre, Supplier<Mono<Boolean>> ownWrites) {
     public Answer {
       desired = List.copyOf(desired);
+      keptAsTheyAre = Set.copyOf(keptAsTheyAre);
       Objects.requireNonNull(ownWrites, "ownWrites");
+    }
+
+    /** The owned objects converged to {@code desired}, then the kind's writes. */
+    public Answer(List<DesiredChild> desired, Supplier<Mono<Boolean>> ownWrites) {
+      this(desired, Set.of(), ownWrites);
     }
   }
 
@@ -175,7 +204,7 @@ public final class ObjectSync<K extends SyncKey> {
     for (SyncedResource type : kind.resources()) {
       for (KubeObject object : type.informer().list()) {
         if (type.responsibleFor(object)) {
-          keys.add(kind.keyOf(type, object));
+          keys.addAll(kind.keysOf(type, object));
         }
       }
     }
@@ -206,17 +235,18 @@ public final class ObjectSync<K extends SyncKey> {
   private Mono<Optional<Duration>> syncObject(K key, SyncedObject synced) {
     KubeObject object = synced.object();
     boolean finalize = hooks.finalizeHook() != null && (object.deleting() || !synced.type().selects(object));
-    ChosenHook hook = finalize ? hooks.finalizeHook() : hooks.syncHook();
+    ObjectNode json = object.toTree();
+    Plan plan = kind.plan(key, synced, json);
+    ChosenHook hook = plan.hook(finalize ? hooks.finalizeHook() : hooks.syncHook());
     if (hook == null) {
       return Mono.error(new IllegalStateException("sync hook not defined for " + controller));
     }
-    ObjectNode json = object.toTree();
-    Plan plan = kind.plan(synced, json);
-    HookCaller.RootObject root = new HookCaller.RootObject(object.kind(), object.namespace(), object.name());
+    HookCaller.RootObject root = plan.root(new HookCaller.RootObject(object.kind(), object.namespace(),
+        object.name()));
     return plan.owned()
         .zipWhen(observed -> related.of(key, object, json, synced.resource(), hook.version()))
         .flatMap(observedAndRelated -> hook.caller()
-            .call(request(synced, json, observedAndRelated.getT1(), observedAndRelated.getT2(), hook), root)
+            .call(request(synced, json, observedAndRelated.getT1(), observedAndRelated.getT2(), hook, plan), root)
             .flatMap(body -> {
               SyncResponse response = SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
                   hook.unknownFields(), field -> LOG.debug("{}: {} hook answered unknown field {} for {}", controller,
@@ -226,10 +256,11 @@ public final class ObjectSync<K extends SyncKey> {
   }
 
   private ObjectNode request(SyncedObject synced, ObjectNode json, Map<ChildType, List<KubeObject>> observed,
-      ObjectNode relatedObjects, ChosenHook hook) {
+      ObjectNode relatedObjects, ChosenHook hook, Plan plan) {
     ObjectNode request = NODES.objectNode();
     request.set("controller", controllerObject);
     request.set(shape.objectField(), json);
+    plan.complete(request);
     ObjectNode map = request.putObject(shape.ownedField());
     boolean namespaced = synced.resource().namespaced();
     observed.forEach((type, objects) -> {
@@ -240,8 +271,10 @@ public final class ObjectSync<K extends SyncKey> {
             child.raw());
       }
     });
-    request.set("related", relatedObjects);
-    request.put("finalizing", hook.finalizing());
+    if (shape.finalizable()) {
+      request.set("related", relatedObjects);
+      request.put("finalizing", hook.finalizing());
+    }
     return request;
   }
 
@@ -251,7 +284,8 @@ public final class ObjectSync<K extends SyncKey> {
     boolean finalized = hook.finalizing() && response.finalized();
     boolean manage = !finalized
         && (!object.deleting() || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(object)));
-    Mono<Void> converged = manage ? owned.manage(object, observed, answer.desired()) : Mono.empty();
+    Mono<Void> converged = manage ? owned.manage(object, without(observed, answer.keptAsTheyAre()), answer.desired())
+        : Mono.empty();
     // The kind's own writes happen even when some owned-object writes failed, as upstream does; that failure is
     // reported after them.
     return converged.materialize()
@@ -261,6 +295,17 @@ public final class ObjectSync<K extends SyncKey> {
                 : Mono.<Void>empty())
             .then(ownedSignal.hasError() ? Mono.error(ownedSignal.getThrowable()) : Mono.empty()))
         .then(Mono.just(Optional.ofNullable(response.resyncAfter())));
+  }
+
+  private static Map<ChildType, List<KubeObject>> without(Map<ChildType, List<KubeObject>> observed,
+      Set<String> uids) {
+    if (uids.isEmpty()) {
+      return observed;
+    }
+    Map<ChildType, List<KubeObject>> rest = new java.util.LinkedHashMap<>();
+    observed.forEach((type, objects) ->
+        rest.put(type, objects.stream().filter(object -> !uids.contains(object.uid())).toList()));
+    return rest;
   }
 
   /**

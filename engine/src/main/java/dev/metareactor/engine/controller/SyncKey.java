@@ -11,4 +11,12 @@ public interface SyncKey {
 
   /** The object's name. */
   String name();
+
+  /**
+   * What a failed sync's {@code SyncError} Event says it was about, before the error, when that is more than the
+   * object the Event is on (a MapController's input); empty otherwise.
+   */
+  default String about() {
+    return "";
+  }
 }

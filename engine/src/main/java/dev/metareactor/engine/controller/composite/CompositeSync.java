@@ -46,7 +46,7 @@ import tools.jackson.databind.node.ObjectNode;
 final class CompositeSync implements ObjectSync.Kind<ParentKey> {
 
   /** A CompositeController's requests and answers: {@code parent}, {@code children}. */
-  static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("parent", "children", Set.of());
+  static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("parent", "children", Set.of(), true);
 
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -79,12 +79,12 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
   }
 
   @Override
-  public ParentKey keyOf(SyncedResource type, KubeObject parent) {
-    return CompositeRouter.keyOf(type.resource(), parent);
+  public List<ParentKey> keysOf(SyncedResource type, KubeObject parent) {
+    return List.of(CompositeRouter.keyOf(type.resource(), parent));
   }
 
   @Override
-  public ObjectSync.Plan plan(SyncedObject synced, ObjectNode json) {
+  public ObjectSync.Plan plan(ParentKey key, SyncedObject synced, ObjectNode json) {
     KubeObject parent = synced.object();
     LabelSelector selector = ChildSelector.of(parent, json, spec.generateSelector());
     return new ObjectSync.Plan() {

@@ -48,7 +48,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
 
   /** A DecoratorController's requests and answers: {@code object}, {@code attachments}, {@code labels}... */
   static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("object", "attachments",
-      Set.of("labels", "annotations"));
+      Set.of("labels", "annotations"), true);
 
   private final DecoratorControllerSpec spec;
   private final Map<ApiResource, TargetType> targets;
@@ -78,12 +78,12 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   }
 
   @Override
-  public TargetKey keyOf(SyncedResource type, KubeObject target) {
-    return DecoratorRouter.keyOf(type.resource(), target);
+  public List<TargetKey> keysOf(SyncedResource type, KubeObject target) {
+    return List.of(DecoratorRouter.keyOf(type.resource(), target));
   }
 
   @Override
-  public ObjectSync.Plan plan(SyncedObject synced, ObjectNode json) {
+  public ObjectSync.Plan plan(TargetKey key, SyncedObject synced, ObjectNode json) {
     TargetType type = targets.get(synced.resource());
     return new ObjectSync.Plan() {
       @Override
