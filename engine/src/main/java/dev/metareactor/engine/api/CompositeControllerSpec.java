@@ -58,19 +58,14 @@ public record CompositeControllerSpec(
   /** Parses a whole CompositeController object ({@code metadata.name} and {@code spec}). */
   public static CompositeControllerSpec parse(JsonNode controller) {
     JsonNode spec = SpecFields.spec(controller);
-    JsonNode parentNode = spec.get("parentResource");
-    if (parentNode == null || !parentNode.isObject()) {
-      throw new InvalidControllerException("spec.parentResource: required");
-    }
-    ResourceRule parent = SpecFields.resourceRule(parentNode, "spec.parentResource");
-    LabelSelector parentSelector = SpecFields.selector(parentNode.get("labelSelector"),
-        "spec.parentResource.labelSelector");
-    boolean ignoreStatusChanges = SpecFields.bool(parentNode.get("ignoreStatusChanges"),
+    SpecFields.Parent parent = SpecFields.parent(spec);
+    boolean ignoreStatusChanges = SpecFields.bool(parent.node().get("ignoreStatusChanges"),
         "spec.parentResource.ignoreStatusChanges");
     List<ChildResourceRule> children = SpecFields.childRules(spec.get("childResources"), "spec.childResources", true);
     SpecFields.Hooks hooks = SpecFields.hooks(spec);
-    return new CompositeControllerSpec(SpecFields.name(controller), parent, parentSelector, ignoreStatusChanges,
-        children, hooks.syncHook(), hooks.finalizeHook(), hooks.customizeHook(), SpecFields.resyncPeriodSeconds(spec),
+    return new CompositeControllerSpec(SpecFields.name(controller), parent.resource(), parent.selector(),
+        ignoreStatusChanges, children, hooks.syncHook(), hooks.finalizeHook(), hooks.customizeHook(),
+        SpecFields.resyncPeriodSeconds(spec),
         SpecFields.bool(spec.get("generateSelector"), "spec.generateSelector"), spec.path("endpointConfigs"));
   }
 }

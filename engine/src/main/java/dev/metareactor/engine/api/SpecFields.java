@@ -33,6 +33,18 @@ final class SpecFields {
     return text(controller.path("metadata").get("name"), "metadata.name", true);
   }
 
+  /** {@code spec.parentResource}: the node (required), its resource and its {@code labelSelector}. */
+  record Parent(JsonNode node, ResourceRule resource, LabelSelector selector) {}
+
+  static Parent parent(JsonNode spec) {
+    JsonNode node = spec.get("parentResource");
+    if (node == null || !node.isObject()) {
+      throw new InvalidControllerException("spec.parentResource: required");
+    }
+    return new Parent(node, resourceRule(node, "spec.parentResource"),
+        selector(node.get("labelSelector"), "spec.parentResource.labelSelector"));
+  }
+
   static ResourceRule resourceRule(JsonNode node, String field) {
     if (node == null || !node.isObject()) {
       throw new InvalidControllerException(field + ": must be an object with apiVersion and resource");

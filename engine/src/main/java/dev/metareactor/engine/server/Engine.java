@@ -6,6 +6,7 @@ import dev.metareactor.engine.config.ListenAddress;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
+import dev.metareactor.engine.controller.map.MapController;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.events.EventRecorder;
@@ -100,7 +101,8 @@ public final class Engine implements AutoCloseable {
         meters, scheduling);
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
     this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),
-        new ControllerHost(DecoratorController.kind(), context, target));
+        new ControllerHost(DecoratorController.kind(), context, target),
+        new ControllerHost(MapController.kind(), context, target));
     this.leaderElection = options.leaderElection().enabled()
         ? Optional.of(new LeaderElection(api, options.leaderElection(), identity, scheduling))
         : Optional.empty();

@@ -43,6 +43,9 @@ public final class EngineUnderTest implements AutoCloseable {
   public static final ResourceDefinitionContext DECORATOR_CONTROLLERS = new ResourceDefinitionContext.Builder()
       .withGroup("metacontroller.k8s.io").withVersion("v1alpha1").withPlural("decoratorcontrollers")
       .withKind("DecoratorController").withNamespaced(false).build();
+  public static final ResourceDefinitionContext MAP_CONTROLLERS = new ResourceDefinitionContext.Builder()
+      .withGroup("metacontroller.k8s.io").withVersion("v1alpha1").withPlural("mapcontrollers")
+      .withKind("MapController").withNamespaced(false).build();
 
   private static boolean crdsInstalled;
 
@@ -103,8 +106,8 @@ public final class EngineUnderTest implements AutoCloseable {
   }
 
   /**
-   * Creates a controller object (a CompositeController or DecoratorController, by its {@code kind}) from YAML,
-   * labelled for this engine, deleted after the test.
+   * Creates a controller object (a CompositeController, DecoratorController or MapController, by its
+   * {@code kind}) from YAML, labelled for this engine, deleted after the test.
    *
    * @return the created object
    */
@@ -122,7 +125,11 @@ public final class EngineUnderTest implements AutoCloseable {
   }
 
   private static ResourceDefinitionContext contextOf(String kind) {
-    return "DecoratorController".equals(kind) ? DECORATOR_CONTROLLERS : COMPOSITE_CONTROLLERS;
+    return switch (kind) {
+      case "DecoratorController" -> DECORATOR_CONTROLLERS;
+      case "MapController" -> MAP_CONTROLLERS;
+      default -> COMPOSITE_CONTROLLERS;
+    };
   }
 
   /** Deletes a CompositeController now. */

@@ -1,0 +1,216 @@
+package dev.metareactor.engine.controller.map;
+
+import dev.metareactor.apply.JsonEquality;
+import dev.metareactor.engine.controller.ChildType;
+import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.SyncedObject;
+import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * A MapController parent's status, counted by the engine (the map hook returns none) and written once per burst:
+ *
+ * <pre>{@code
+ * status:
+ *   observedGeneration: 3
+ *   inputs:  {persistentvolumeclaims: {total: 20}}
+ *   outputs: {volumesnapshots: {total: 100, ready: 97}}   # per condition type found True, in lower camel case
+ * }</pre>
+ *
+ * <p>Every sync of one of the parent's inputs, and every status change of one of its outputs, says the parent
+ * {@link #changed}. The count runs once the parent has been quiet for {@link #QUIET} (and at the latest
+ * {@link #AT_MOST} after the first change), from the informer caches, and is written only when it differs from the
+ * parent's cached status and from what was last written (the cache may not show that write yet). So a burst of
+ * 1,000 map calls costs one status write, not 1,000. A failed write is logged and counted again later; a parent that
+ * is gone is forgotten.
+ */
+final class MapStatus implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MapStatus.class);
+  private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+  /** How long a parent must be quiet before its status is counted. */
+  static final Duration QUIET = Duration.ofMillis(300);
+  /** The longest a changed status waits while changes keep coming. */
+  static final Duration AT_MOST = Duration.ofSeconds(2);
+
+  /** A parent with a count pending: when the first and the last change came. */
+  private static final class Pending {
+    final long first;
+    long last;
+    Disposable timer;
+
+    Pending(long now) {
+      this.first = now;
+      this.last = now;
+    }
+  }
+
+  private final String controller;
+  private final SyncedResource parents;
+  private final List<ApiResource> inputs;
+  private final Function<KubeObject, Map<ApiResource, Integer>> inputCounts;
+  private final List<ChildType> outputs;
+  private final ObjectApi api;
+  private final Scheduler scheduler;
+  private final LongSupplier nanoTime;
+  private final Map<ParentKey, Pending> pending = new ConcurrentHashMap<>();
+  private final Map<ParentKey, ObjectNode> written = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /**
+   * @param controller {@code MapController <name>}, for log lines
+   * @param inputCounts how many inputs of each input resource a parent selects
+   */
+  MapStatus(String controller, SyncedResource parents, List<ApiResource> inputs,
+      Function<KubeObject, Map<ApiResource, Integer>> inputCounts,
+      List<ChildType> outputs, ObjectApi api, Scheduler scheduler, LongSupplier nanoTime) {
+    this.controller = Objects.requireNonNull(controller, "controller");
+    this.parents = Objects.requireNonNull(parents, "parents");
+    this.inputs = List.copyOf(inputs);
+    this.inputCounts = Objects.requireNonNull(inputCounts, "inputCounts");
+    this.outputs = List.copyOf(outputs);
+    this.api = Objects.requireNonNull(api, "api");
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+  }
+
+  /** Something the parent's status counts may have changed; any thread, never blocks. */
+  void changed(ParentKey parent) {
+    if (closed) {
+      return;
+    }
+    long now = nanoTime.getAsLong();
+    pending.compute(parent, (key, waiting) -> {
+      if (waiting != null) {
+        waiting.last = now;
+        return waiting;
+      }
+      Pending started = new Pending(now);
+      started.timer = scheduler.schedule(() -> due(key), QUIET.toNanos(), TimeUnit.NANOSECONDS);
+      return started;
+    });
+  }
+
+  /** The parent is gone: nothing more to write for it. */
+  void forget(ParentKey parent) {
+    Pending waiting = pending.remove(parent);
+    if (waiting != null && waiting.timer != null) {
+      waiting.timer.dispose();
+    }
+    written.remove(parent);
+  }
+
+  private void due(ParentKey parent) {
+    long now = nanoTime.getAsLong();
+    boolean[] count = {false};
+    pending.computeIfPresent(parent, (key, waiting) -> {
+      long quietFor = now - waiting.last;
+      long waitedFor = now - waiting.first;
+      if (quietFor < QUIET.toNanos() && waitedFor < AT_MOST.toNanos()) {
+        long delay = Math.min(QUIET.toNanos() - quietFor, AT_MOST.toNanos() - waitedFor);
+        waiting.timer = scheduler.schedule(() -> due(key), delay, TimeUnit.NANOSECONDS);
+        return waiting;
+      }
+      count[0] = true;
+      return null;
+    });
+    if (count[0] && !closed) {
+      write(parent).subscribe(null, error -> {
+        LOG.warn("{}: can't update the status of {}: {}; counting again", controller, parent, error.getMessage());
+        changed(parent);
+      });
+    }
+  }
+
+  private Mono<Void> write(ParentKey key) {
+    Optional<SyncedObject> found = parents.find(key.namespace(), key.name());
+    if (found.isEmpty() || !parents.responsibleFor(found.get().object())) {
+      forget(key);
+      return Mono.empty();
+    }
+    KubeObject parent = found.get().object();
+    ObjectNode json = parent.toTree();
+    ObjectNode status = count(parent);
+    if (JsonEquality.equal(status, json.get("status")) || JsonEquality.equal(status, written.get(key))) {
+      return Mono.empty();
+    }
+    ArrayNode patch = NODES.arrayNode();
+    patch.addObject().put("op", "test").put("path", "/metadata/uid").put("value", parent.uid());
+    patch.addObject().put("op", "add").put("path", "/status").set("value", status);
+    ApiResource resource = parents.resource();
+    Mono<ObjectApi.Written> write = resource.hasStatusSubresource()
+        ? api.patchStatus(resource, parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch)
+        : api.patch(resource, parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch);
+    return write
+        .doOnNext(done -> written.put(key, status))
+        .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.empty())
+        .then();
+  }
+
+  /** The status as the caches show it now. */
+  ObjectNode count(KubeObject parent) {
+    ObjectNode status = NODES.objectNode();
+    status.put("observedGeneration", parent.generation());
+    ObjectNode inputCounts = status.putObject("inputs");
+    Map<ApiResource, Integer> selected = this.inputCounts.apply(parent);
+    for (ApiResource resource : inputs) {
+      inputCounts.putObject(resource.resource()).put("total", selected.getOrDefault(resource, 0));
+    }
+    ObjectNode outputCounts = status.putObject("outputs");
+    for (ChildType type : outputs) {
+      Map<String, Integer> conditions = new TreeMap<>();
+      int total = 0;
+      for (KubeObject output : type.informer().controlledBy(parent.uid())) {
+        if (output.labels().containsKey(MapSync.MAP_KEY_LABEL)) {
+          total++;
+          trueConditions(output).forEach(condition -> conditions.merge(condition, 1, Integer::sum));
+        }
+      }
+      ObjectNode counts = outputCounts.putObject(type.resource().resource()).put("total", total);
+      conditions.forEach(counts::put);
+    }
+    return status;
+  }
+
+  /** The types of the output's {@code status.conditions} that are True, in lower camel case ({@code Ready}: ready). */
+  private static List<String> trueConditions(KubeObject output) {
+    JsonNode conditions = output.toTree().path("status").path("conditions");
+    List<String> found = new ArrayList<>();
+    for (JsonNode condition : conditions) {
+      String type = condition.path("type").asString("");
+      if (!type.isEmpty() && condition.path("status").asString("").equals("True") && !type.equals("total")) {
+        found.add(Character.toLowerCase(type.charAt(0)) + type.substring(1));
+      }
+    }
+    return found;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    pending.keySet().forEach(this::forget);
+  }
+}

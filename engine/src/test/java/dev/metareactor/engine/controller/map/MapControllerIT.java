@@ -1,0 +1,340 @@
+package dev.metareactor.engine.controller.map;
+
+import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.http.HookServer;
+import dev.metareactor.testing.k8s.LocalCluster;
+import dev.metareactor.testing.k8s.LocalKubernetes;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * MapController on the real control plane: ConfigMaps as inputs, a custom resource ({@code Output}, with the status
+ * subresource) as outputs, a parent type made for the test, and map and tombstone hooks served in this JVM. The map
+ * hook answers two outputs per input ({@code <parent>-<input>-a} and {@code -b}) carrying the input's
+ * {@code data.value}.
+ */
+@LocalKubernetes
+class MapControllerIT {
+
+  private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+  private LocalCluster cluster;
+  private KubernetesClient client;
+  private EngineUnderTest engine;
+  private HookServer hooks;
+  private ParentCrd parents;
+  private ParentCrd outputs;
+  /** Map calls per input name, and the most calls in flight at once. */
+  private final Map<String, AtomicInteger> mapCalls = new ConcurrentHashMap<>();
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final AtomicInteger mostInFlight = new AtomicInteger();
+  /** The outputs each tombstone call was offered, by name; and whether it keeps the {@code -a} outputs. */
+  private final List<List<String>> tombstoneCalls = new CopyOnWriteArrayList<>();
+  private final AtomicBoolean keepA = new AtomicBoolean(true);
+  /** Inputs whose map answer is an undeclared type. */
+  private final Set<String> hostile = ConcurrentHashMap.newKeySet();
+
+  @BeforeEach
+  void start(LocalCluster cluster) {
+    this.cluster = cluster;
+    this.client = cluster.client();
+    this.parents = ParentCrd.create(cluster, "Schedule");
+    this.outputs = ParentCrd.create(cluster, "Output");
+    this.hooks = HookServer.builder()
+        .routeAsync("/map", this::map)
+        .route("/tombstone", this::tombstone)
+        .start();
+    this.engine = EngineUnderTest.start(cluster, "--workers", "8");
+  }
+
+  @AfterEach
+  void stop() {
+    engine.close();
+    hooks.close();
+  }
+
+  @Test
+  void mapsEveryInputOfAParentSideBySideAndOnlyItsOwn() {
+    String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
+    controller("");
+    IntStream.range(0, 100).forEach(i -> input("in-" + i, Map.of("team", label), "v1"));
+    IntStream.range(0, 3).forEach(i -> input("other-" + i, Map.of("team", "other-" + label), "v1"));
+    parent("mine", label);
+    parent("theirs", "other-" + label);
+
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 200);
+    await().atMost(TIMEOUT).until(() -> outputsOf("theirs").size() == 6);
+    assertThat(mostInFlight.get()).as("map calls in flight at once").isGreaterThan(1);
+    GenericKubernetesResource output = outputs.in(client).withName("mine-in-7-a").get();
+    assertThat(output.getMetadata().getLabels()).containsKey(MapSync.MAP_KEY_LABEL);
+    assertThat(output.getMetadata().getAnnotations()).containsEntry(MapSync.INPUT_ANNOTATION,
+        "configmaps/" + cluster.namespace() + "/in-7");
+    assertThat(output.getMetadata().getOwnerReferences()).singleElement()
+        .satisfies(ref -> assertThat(ref.getName()).isEqualTo("mine"));
+    await().atMost(TIMEOUT).until(() -> count(status("mine"), "inputs", "configmaps", "total") == 100
+        && count(status("mine"), "outputs", outputs.plural(), "total") == 200);
+    assertThat(count(status("theirs"), "inputs", "configmaps", "total")).isEqualTo(3);
+  }
+
+  @Test
+  void anEditedInputIsMappedAloneAndStatusCountsReadyOutputsOnceTheyChange() {
+    String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
+    controller("");
+    IntStream.range(0, 10).forEach(i -> input("in-" + i, Map.of("team", label), "v1"));
+    parent("mine", label);
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 20);
+    await().pollDelay(Duration.ofSeconds(1)).atMost(TIMEOUT).until(() -> true);
+    mapCalls.clear();
+
+    client.configMaps().withName("in-3").edit(cm -> new ConfigMapBuilder(cm).addToData("value", "v2").build());
+
+    await().atMost(TIMEOUT).until(() -> "v2".equals(valueOf(outputs.in(client).withName("mine-in-3-b").get())));
+    await().pollDelay(Duration.ofSeconds(1)).atMost(TIMEOUT).until(() -> true);
+    assertThat(mapCalls.keySet()).containsExactly("in-3");
+
+    double statusWrites = statusWrites();
+    for (String name : List.of("mine-in-1-a", "mine-in-2-a", "mine-in-5-b")) {
+      outputs.in(client).withName(name).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+          "{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": \"True\"}]}}");
+    }
+    await().atMost(TIMEOUT).until(() -> count(status("mine"), "outputs", outputs.plural(), "ready") == 3);
+    assertThat(statusWrites() - statusWrites).as("status writes for three output changes").isBetween(1.0, 3.0);
+  }
+
+  @Test
+  void detachedOutputsGoToTheTombstoneHookWhichKeepsSomeUntilItLetsThemGo() {
+    String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
+    controller("""
+          resyncPeriodSeconds: 1
+          hooks:
+            map:
+              webhook:
+                url: %s
+            tombstone:
+              webhook:
+                url: %s
+        """.formatted(hooks.url("/map"), hooks.url("/tombstone")));
+    input("deleted", Map.of("team", label), "v1");
+    input("unlabelled", Map.of("team", label), "v1");
+    input("kept", Map.of("team", label), "v1");
+    parent("mine", label);
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 6);
+
+    client.configMaps().withName("deleted").delete();
+    client.configMaps().withName("unlabelled").edit(cm -> new ConfigMapBuilder(cm).editMetadata()
+        .removeFromLabels("team").endMetadata().build());
+
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").stream().map(o -> o.getMetadata().getName())
+        .collect(java.util.stream.Collectors.toSet())
+        .equals(Set.of("mine-deleted-a", "mine-unlabelled-a", "mine-kept-a", "mine-kept-b")));
+    assertThat(tombstoneCalls).anySatisfy(call -> assertThat(call).containsExactlyInAnyOrder("mine-deleted-a",
+        "mine-deleted-b"));
+
+    keepA.set(false);
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 2);
+    assertThat(names(outputsOf("mine"))).containsExactlyInAnyOrder("mine-kept-a", "mine-kept-b");
+  }
+
+  @Test
+  void withoutATombstoneHookDetachedOutputsGoAtOnceAndARecreatedInputGetsFreshOnes() {
+    String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
+    controller("");
+    input("in-1", Map.of("team", label), "v1");
+    parent("mine", label);
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 2);
+    String firstKey = outputs.in(client).withName("mine-in-1-a").get().getMetadata().getLabels()
+        .get(MapSync.MAP_KEY_LABEL);
+
+    client.configMaps().withName("in-1").delete();
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").isEmpty());
+    input("in-1", Map.of("team", label), "v2");
+
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 2
+        && "v2".equals(valueOf(outputs.in(client).withName("mine-in-1-a").get())));
+    assertThat(outputs.in(client).withName("mine-in-1-a").get().getMetadata().getLabels().get(MapSync.MAP_KEY_LABEL))
+        .isNotEqualTo(firstKey);
+    assertThat(tombstoneCalls).isEmpty();
+  }
+
+  @Test
+  void anInputTheParentControlsIsNeverMappedAndAHostileAnswerIsReportedForItsInputAlone() {
+    String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
+    controller("");
+    GenericKubernetesResource parent = parent("mine", label);
+    input("fine", Map.of("team", label), "v1");
+    input("hostile", Map.of("team", label), "v1");
+    hostile.add("hostile");
+    client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("own").addToLabels("team", label)
+        .addToOwnerReferences(new OwnerReferenceBuilder().withApiVersion(parents.apiVersion())
+            .withKind(parents.kind()).withName("mine").withUid(parent.getMetadata().getUid()).withController(true)
+            .build())
+        .endMetadata().addToData("value", "v1").build()).create();
+
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 2);
+    await().atMost(TIMEOUT).until(() -> engine.hasEvent(cluster.namespace(), "mine", "SyncError",
+        "input configmaps/" + cluster.namespace() + "/hostile: "));
+    assertThat(engine.eventsAbout(cluster.namespace(), "mine")).filteredOn(e -> "SyncError".equals(e.getReason()))
+        .allSatisfy(event -> assertThat(event.getMessage()).contains("is not declared in spec.outputResources"));
+    assertThat(mapCalls).doesNotContainKey("own");
+  }
+
+  @Test
+  void aConvergedMapControllerMakesNoApiRequestsWhileItResyncsEverySecond() {
+    String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
+    controller("  resyncPeriodSeconds: 1\n");
+    IntStream.range(0, 10).forEach(i -> input("in-" + i, Map.of("team", label), "v1"));
+    IntStream.range(0, 10).forEach(i -> parent("p-" + i, label));
+    await().atMost(TIMEOUT).until(() -> IntStream.range(0, 10).allMatch(i -> outputsOf("p-" + i).size() == 20
+        && count(status("p-" + i), "outputs", outputs.plural(), "total") == 20));
+    await().pollDelay(Duration.ofSeconds(3)).atMost(TIMEOUT).until(() -> true);
+    int calls = totalMapCalls();
+    double requests = engine.apiRequests();
+
+    await().pollDelay(Duration.ofSeconds(4)).atMost(TIMEOUT).until(() -> true);
+
+    assertThat(totalMapCalls() - calls).as("map calls while resyncing").isGreaterThanOrEqualTo(100);
+    assertThat(engine.apiRequests() - requests).as("API requests while converged").isZero();
+  }
+
+  // ---- the fixture
+
+  private Mono<JsonNode> map(JsonNode request) {
+    String input = request.path("input").path("metadata").path("name").asString();
+    mapCalls.computeIfAbsent(input, name -> new AtomicInteger()).incrementAndGet();
+    int now = inFlight.incrementAndGet();
+    mostInFlight.accumulateAndGet(now, Math::max);
+    String value = request.path("input").path("data").path("value").asString("");
+    String prefix = request.path("parent").path("metadata").path("name").asString() + "-" + input;
+    ObjectNode answer = NODES.objectNode();
+    var list = answer.putArray("outputs");
+    for (String suffix : List.of("-a", "-b")) {
+      ObjectNode output = list.addObject();
+      output.put("apiVersion", hostile.contains(input) ? "v1" : outputs.apiVersion())
+          .put("kind", hostile.contains(input) ? "Secret" : outputs.kind());
+      output.putObject("metadata").put("name", prefix + suffix);
+      output.putObject("spec").put("value", value);
+    }
+    return Mono.delay(Duration.ofMillis(20)).thenReturn((JsonNode) answer)
+        .doFinally(signal -> inFlight.decrementAndGet());
+  }
+
+  private JsonNode tombstone(JsonNode request) {
+    ObjectNode answer = NODES.objectNode();
+    var kept = answer.putArray("outputs");
+    List<String> offered = new java.util.ArrayList<>();
+    request.path("outputs").properties().forEach(group -> group.getValue().properties().forEach(output -> {
+      offered.add(output.getValue().path("metadata").path("name").asString());
+      if (keepA.get() && output.getValue().path("metadata").path("name").asString().endsWith("-a")) {
+        kept.add(output.getValue());
+      }
+    }));
+    tombstoneCalls.add(offered);
+    return answer;
+  }
+
+  private void controller(String extraSpec) {
+    String hooksSpec = extraSpec.contains("hooks:") ? "" : """
+          hooks:
+            map:
+              webhook:
+                url: %s
+        """.formatted(hooks.url("/map"));
+    engine.createController("""
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: MapController
+        metadata:
+          name: mc-%s
+        spec:
+          parentResource:
+            apiVersion: %s
+            resource: %s
+          inputResources:
+          - apiVersion: v1
+            resource: configmaps
+          outputResources:
+          - apiVersion: %s
+            resource: %s
+            updateStrategy:
+              method: InPlace
+        """.formatted(UUID.randomUUID().toString().substring(0, 8), parents.apiVersion(), parents.plural(),
+        outputs.apiVersion(), outputs.plural()) + hooksSpec + extraSpec.replace("  resyncPeriodSeconds: 1\n\n", ""));
+  }
+
+  private void input(String name, Map<String, String> labels, String value) {
+    ConfigMap input = new ConfigMapBuilder().withNewMetadata().withName(name).withLabels(labels).endMetadata()
+        .addToData("value", value).build();
+    client.configMaps().resource(input).create();
+  }
+
+  private GenericKubernetesResource parent(String name, String team) {
+    return parents.in(client).resource(parents.object(cluster.namespace(), name,
+        Map.of("selector", Map.of("matchLabels", Map.of("team", team))))).create();
+  }
+
+  private List<GenericKubernetesResource> outputsOf(String parent) {
+    return outputs.in(client).list().getItems().stream()
+        .filter(o -> o.getMetadata().getOwnerReferences().stream().anyMatch(ref -> ref.getName().equals(parent)))
+        .filter(o -> o.getMetadata().getDeletionTimestamp() == null)
+        .toList();
+  }
+
+  private static List<String> names(List<GenericKubernetesResource> objects) {
+    return objects.stream().map(o -> o.getMetadata().getName()).toList();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static String valueOf(GenericKubernetesResource output) {
+    Object spec = output == null ? null : output.getAdditionalProperties().get("spec");
+    return spec instanceof Map<?, ?> map ? (String) ((Map<String, Object>) map).get("value") : null;
+  }
+
+  @SuppressWarnings("unchecked")
+  private Map<String, Object> status(String parent) {
+    Object status = parents.in(client).withName(parent).get().getAdditionalProperties().get("status");
+    return status instanceof Map<?, ?> map ? (Map<String, Object>) map : Map.of();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static int count(Map<String, Object> status, String part, String resource, String what) {
+    Object counts = status.get(part) instanceof Map<?, ?> map ? map.get(resource) : null;
+    Object value = counts instanceof Map<?, ?> map ? ((Map<String, Object>) map).get(what) : null;
+    return value instanceof Number number ? number.intValue() : -1;
+  }
+
+  private int totalMapCalls() {
+    return mapCalls.values().stream().mapToInt(AtomicInteger::get).sum();
+  }
+
+  private double statusWrites() {
+    return engine.apiRequests(counter -> "patch-status".equals(counter.getId().getTag("verb"))
+        || "patch".equals(counter.getId().getTag("verb"))
+        && parents.plural().equals(counter.getId().getTag("resource")));
+  }
+}
