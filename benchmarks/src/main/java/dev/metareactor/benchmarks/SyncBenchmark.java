@@ -51,13 +51,16 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>The setup checks both claims (the requests each sync makes) and fails the run when either does not hold.
  *
- * <p>Command: {@code java -jar benchmarks/target/benchmarks.jar SyncBenchmark -f 1 -wi 3 -i 5 -w 2s -r 2s -prof gc}
+ * <p>Command: {@code java -jar benchmarks/target/benchmarks.jar SyncBenchmark -prof gc} (10 x 3 s of warm-up, 5 x 3 s
+ * measured, one fork); with the engine's JIT and collector, add
+ * {@code -jvmArgsAppend "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @State(Scope.Thread)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
+// C2 needs about 20 s on two shared cores before the score settles: 3 x 2 s of warm-up measured the JIT at work.
+@Warmup(iterations = 10, time = 3)
+@Measurement(iterations = 5, time = 3)
 @Fork(value = 1, jvmArgsAppend = Forks.NO_LOGGING)
 public class SyncBenchmark {
 
