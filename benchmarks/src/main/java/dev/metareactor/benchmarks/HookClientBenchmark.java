@@ -58,9 +58,7 @@ import tools.jackson.databind.json.JsonMapper;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 6, time = 5)
 @Measurement(iterations = 5, time = 5)
-// The shaded jar carries Logback without a configuration, which logs every request at DEBUG: this benchmark would
-// measure the console. SLF4J's no-op provider silences the forked JVM.
-@Fork(value = 1, jvmArgsAppend = "-Dslf4j.provider=org.slf4j.helpers.NOP_FallbackServiceProvider")
+@Fork(value = 1, jvmArgsAppend = Forks.NO_LOGGING)
 public class HookClientBenchmark {
 
   private static final int BATCH = 1024;

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Mono;
@@ -49,6 +50,16 @@ public final class RecordingApi implements ObjectApi {
   /** The requests made so far, in order. */
   public synchronized List<Action> actions() {
     return List.copyOf(actions);
+  }
+
+  /** Forgets the requests made so far (a benchmark repeating a sync keeps only the last one's). */
+  public synchronized void clearActions() {
+    actions.clear();
+  }
+
+  /** The object as kept now, as a watch event would bring it (without recording a request). */
+  public Optional<KubeObject> object(ApiResource resource, String namespace, String name) {
+    return Optional.ofNullable(objects.get(key(resource, namespace, name))).map(KubeObject::of);
   }
 
   private synchronized void record(String verb, ApiResource resource, String namespace, String name, String body) {

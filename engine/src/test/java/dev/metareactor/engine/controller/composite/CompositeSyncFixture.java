@@ -1,0 +1,126 @@
+package dev.metareactor.engine.controller.composite;
+
+import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.controller.ChildClaimer;
+import dev.metareactor.engine.controller.ChildSelector;
+import dev.metareactor.engine.controller.ChildType;
+import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.Finalizers;
+import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.hook.HookCaller;
+import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.OwnerRef;
+import dev.metareactor.engine.testing.FakeInformerLease;
+import dev.metareactor.engine.testing.RecordingApi;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * A CompositeController's sync wired as {@link CompositeController} wires it, over in-memory fakes: the real
+ * {@link ObjectSync}, {@link CompositeSync}, claimer, children manager and finalizers; the parents
+ * ({@code things.test.metareactor.dev}, with a status subresource) and their ConfigMap children in
+ * {@link FakeInformerLease}s; every request made to a {@link RecordingApi}; the sync hook the {@link HookCaller}
+ * given. The controller generates its selector, updates children in place and has no finalize or customize hook.
+ *
+ * <p>Public, and part of the engine's test-jar, so that the benchmarks run this very sync (SyncBenchmark).
+ */
+public final class CompositeSyncFixture {
+
+  /** The parents' resource. */
+  public static final ApiResource THINGS =
+      new ApiResource("test.metareactor.dev", "v1", "things", "Thing", true, Set.of("status"));
+  /** The children's resource. */
+  public static final ApiResource CONFIG_MAPS =
+      new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
+  /** The namespace of every parent and child. */
+  public static final String NAMESPACE = "team";
+
+  private final RecordingApi api = new RecordingApi();
+  private final FakeInformerLease parents = new FakeInformerLease(THINGS);
+  private final FakeInformerLease configMaps = new FakeInformerLease(CONFIG_MAPS);
+  private final ObjectSync<ParentKey> sync;
+
+  /** @param syncHook answers every sync request */
+  public CompositeSyncFixture(HookCaller syncHook) {
+    ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
+         "metadata": {"name": "things"},
+         "spec": {"generateSelector": true,
+                  "parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
+                  "childResources": [{"apiVersion": "v1", "resource": "configmaps",
+                                      "updateStrategy": {"method": "InPlace"}}],
+                  "hooks": {"sync": {"webhook": {"url": "http://hook.invalid/sync"}}}}}""");
+    CompositeControllerSpec spec = CompositeControllerSpec.parse(controller);
+    Finalizers finalizers = new Finalizers(spec.finalizerName(), api);
+    SyncedResource parentType = new SyncedResource(THINGS, parents,
+        parent -> spec.parentSelector().matches(parent.labels()), finalizers);
+    List<ChildType> childTypes = List.of(new ChildType(CONFIG_MAPS, configMaps, spec.children().get(0).updateMethod()));
+    CompositeSync kind = new CompositeSync(spec, parentType, childTypes, new ChildClaimer(api), api);
+    ObjectSync.ChosenHook hook = new ObjectSync.ChosenHook("sync", syncHook, spec.syncHook().get());
+    sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
+        new ObjectSync.Hooks(hook, null),
+        new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
+        new ChildrenManager(api), finalizers);
+  }
+
+  /** Every request the syncs made. */
+  public RecordingApi api() {
+    return api;
+  }
+
+  /** The children's informer cache. */
+  public FakeInformerLease configMaps() {
+    return configMaps;
+  }
+
+  /**
+   * Caches a parent of generation 1 in {@link #NAMESPACE}.
+   *
+   * @param spec its {@code spec}, JSON
+   * @param status its {@code status}, JSON
+   * @return the parent as cached
+   */
+  public KubeObject parent(String name, String uid, String spec, String status) {
+    KubeObject parent = KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "test.metareactor.dev/v1", "kind": "Thing",
+         "metadata": {"name": "%s", "namespace": "%s", "uid": "%s", "generation": 1, "resourceVersion": "7"},
+         "spec": %s, "status": %s}""".formatted(name, NAMESPACE, uid, spec, status)));
+    parents.put(parent);
+    return parent;
+  }
+
+  /**
+   * Caches a child as an earlier sync of {@code parent} created it from the hook's {@code desired} object: with the
+   * {@code controller-uid} label, the last-applied annotation, a ControllerRef to the parent, a UID (its name with
+   * {@code -uid}) and a resourceVersion.
+   *
+   * @return the child as cached
+   */
+  public KubeObject childAsCreated(KubeObject parent, ObjectNode desired) {
+    ObjectNode labelled = desired.deepCopy();
+    ObjectNode metadata = (ObjectNode) labelled.get("metadata");
+    ObjectNode labels = metadata.has("labels") ? (ObjectNode) metadata.get("labels") : metadata.putObject("labels");
+    labels.put(ChildSelector.CONTROLLER_UID_LABEL, parent.uid());
+    ObjectNode created = DynamicApply.create(labelled).object();
+    ObjectNode createdMetadata = (ObjectNode) created.get("metadata");
+    createdMetadata.put("uid", metadata.get("name").asString() + "-uid").put("resourceVersion", "9");
+    OwnerRef.controllerOf(parent).appendTo(createdMetadata.putArray("ownerReferences"));
+    KubeObject child = KubeObject.of(created);
+    configMaps.put(child);
+    return child;
+  }
+
+  /** Syncs the parent {@code name} of {@link #NAMESPACE}, waiting at most five seconds. */
+  public Optional<Duration> sync(String name) {
+    return sync.sync(new ParentKey(NAMESPACE, name)).block(Duration.ofSeconds(5));
+  }
+}
