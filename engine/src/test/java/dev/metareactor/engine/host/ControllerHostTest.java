@@ -1,13 +1,15 @@
 package dev.metareactor.engine.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static dev.metareactor.engine.testing.ObjectEvents.added;
+import static dev.metareactor.engine.testing.ObjectEvents.deleted;
+import static dev.metareactor.engine.testing.ObjectEvents.updated;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.cli.EngineCommand;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.events.EventRecorder;
-import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
@@ -106,7 +108,7 @@ class ControllerHostTest {
     objects.deliver(added(moved));
     await().until(() -> lifecycle.containsAll(List.of("start deleted #1", "start moved #1")));
 
-    objects.deliver(new ObjectEvent(ObjectEvent.Type.DELETED, null, deleted));
+    objects.deliver(deleted(deleted));
     objects.deliver(updated(moved, widget("moved", "{}", Map.of("engine", "other"))));
 
     await().until(() -> lifecycle.containsAll(List.of("retire deleted #1", "stop moved #1")));
@@ -247,14 +249,6 @@ class ControllerHostTest {
         + "\"}, \"spec\": " + spec + "}");
     labels.forEach((key, value) -> object.withObject("metadata").withObject("labels").put(key, value));
     return KubeObject.of(object);
-  }
-
-  private static ObjectEvent added(KubeObject object) {
-    return new ObjectEvent(ObjectEvent.Type.ADDED, null, object);
-  }
-
-  private static ObjectEvent updated(KubeObject before, KubeObject after) {
-    return new ObjectEvent(ObjectEvent.Type.UPDATED, before, after);
   }
 
   /** The reasons of the Events written about the object {@code name}, in order. */
