@@ -1,6 +1,6 @@
 /**
  * The Metareactor engine: hosts CompositeController and DecoratorController objects, Metacontroller's lambda
- * controllers, on Project Reactor.
+ * controllers, and MapController objects, the kind Metacontroller proposed, on Project Reactor.
  *
  * <p>Data flows one way: {@code informer} (list and watch, caches with indexes) -> a kind's router in {@code
  * controller} (events to keys, never a scan) -> {@code queue} (per-key serialized work with backpressure and retries)

@@ -30,8 +30,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     usageHelpAutoWidth = true,
-    description = "Lambda controllers for Kubernetes: hosts CompositeController and DecoratorController objects, "
-        + "a drop-in replacement for Metacontroller.",
+    description = "Lambda controllers for Kubernetes: hosts CompositeController, DecoratorController and "
+        + "MapController objects, a drop-in replacement for Metacontroller.",
     versionProvider = EngineCommand.Version.class)
 public final class EngineCommand implements Callable<Integer> {
 

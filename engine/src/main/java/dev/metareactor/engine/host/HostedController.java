@@ -4,8 +4,8 @@ import java.time.Duration;
 import reactor.core.publisher.Mono;
 
 /**
- * One running controller built from one controller object (a CompositeController or a DecoratorController): its
- * informers, its work queue and its workers. The {@link ControllerHost} creates it when the
+ * One running controller built from one controller object (a CompositeController, DecoratorController or
+ * MapController): its informers, its work queue and its workers. The {@link ControllerHost} creates it when the
  * object appears, replaces it when the object's spec changes and stops it when the object goes.
  *
  * <p>Lifecycle: {@link #start()} once, then {@link #stop} once. Both are non-blocking.
