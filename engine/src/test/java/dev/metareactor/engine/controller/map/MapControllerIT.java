@@ -188,9 +188,9 @@ class MapControllerIT {
     String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
     controller("");
     GenericKubernetesResource parent = parent("mine", label);
+    hostile.add("hostile"); // before the input exists: its every map answer is hostile
     input("fine", Map.of("team", label), "v1");
     input("hostile", Map.of("team", label), "v1");
-    hostile.add("hostile");
     client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("own").addToLabels("team", label)
         .addToOwnerReferences(new OwnerReferenceBuilder().withApiVersion(parents.apiVersion())
             .withKind(parents.kind()).withName("mine").withUid(parent.getMetadata().getUid()).withController(true)
@@ -221,6 +221,29 @@ class MapControllerIT {
 
     assertThat(totalMapCalls() - calls).as("map calls while resyncing").isGreaterThanOrEqualTo(100);
     assertThat(engine.apiRequests() - requests).as("API requests while converged").isZero();
+  }
+
+  @Test
+  void aDeletedParentsOutputsGoToTheGarbageCollectorAndADeletedMapControllerIsNoLongerHosted() {
+    String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
+    String name = controller("");
+    input("in-1", Map.of("team", label), "v1");
+    parent("gone", label);
+    parent("stays", label);
+    await().atMost(TIMEOUT).until(() -> outputsOf("gone").size() == 2 && outputsOf("stays").size() == 2);
+    assertThat(parents.in(client).withName("stays").get().getMetadata().getFinalizers()).isNullOrEmpty();
+
+    parents.in(client).withName("gone").delete();
+    await().atMost(Duration.ofMinutes(2)).until(() -> outputsOf("gone").isEmpty());
+
+    engine.deleteController("MapController", name);
+    await().atMost(TIMEOUT).until(() -> engine.engine().host(MapController.KIND).orElseThrow().phase(name).isEmpty());
+    int calls = totalMapCalls();
+    client.configMaps().withName("in-1").edit(cm -> new ConfigMapBuilder(cm).addToData("value", "v2").build());
+    await().pollDelay(Duration.ofSeconds(2)).atMost(TIMEOUT).until(() -> true);
+    assertThat(totalMapCalls()).as("map calls after the MapController was deleted").isEqualTo(calls);
+    assertThat(parents.in(client).withName("stays").get().getMetadata().getFinalizers()).isNullOrEmpty();
+    assertThat(valueOf(outputs.in(client).withName("stays-in-1-a").get())).isEqualTo("v1");
   }
 
   // ---- the fixture
@@ -259,18 +282,20 @@ class MapControllerIT {
     return answer;
   }
 
-  private void controller(String extraSpec) {
+  /** Creates the MapController; returns its name. */
+  private String controller(String extraSpec) {
     String hooksSpec = extraSpec.contains("hooks:") ? "" : """
           hooks:
             map:
               webhook:
                 url: %s
         """.formatted(hooks.url("/map"));
+    String name = "mc-" + UUID.randomUUID().toString().substring(0, 8);
     engine.createController("""
         apiVersion: metacontroller.k8s.io/v1alpha1
         kind: MapController
         metadata:
-          name: mc-%s
+          name: %s
         spec:
           parentResource:
             apiVersion: %s
@@ -283,8 +308,9 @@ class MapControllerIT {
             resource: %s
             updateStrategy:
               method: InPlace
-        """.formatted(UUID.randomUUID().toString().substring(0, 8), parents.apiVersion(), parents.plural(),
-        outputs.apiVersion(), outputs.plural()) + hooksSpec + extraSpec.replace("  resyncPeriodSeconds: 1\n\n", ""));
+        """.formatted(name, parents.apiVersion(), parents.plural(), outputs.apiVersion(), outputs.plural())
+        + hooksSpec + extraSpec);
+    return name;
   }
 
   private void input(String name, Map<String, String> labels, String value) {
