@@ -20,15 +20,27 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The examples' own end-to-end scripts, run as a user runs them: {@code examples/hello-world/test.sh} against the
- * local control plane, with an engine in this JVM hosting every controller (the script creates its controller with
- * kubectl, unlabelled), once with the Python hook and once with the Java one.
+ * The examples' own end-to-end scripts, run as a user runs them: each example's {@code test.sh} against the local
+ * control plane, with an engine in this JVM hosting every controller (the script creates its controller with
+ * kubectl, unlabelled); hello-world's once with the Python hook and once with the Java one.
  */
 @LocalKubernetes
 class ExamplesIT {
 
   /** The script's own waits are bounded (60 s each, 120 s for garbage collection); this only catches a hang. */
   private static final Duration SCRIPT_TIMEOUT = Duration.ofMinutes(6);
+
+  /**
+   * An example: its directory under {@code examples/}, and what its script creates cluster-wide, deleted here when
+   * the script cannot clean up after itself.
+   */
+  private record Example(String name, String controllerResource, String controller, List<String> crds) {}
+
+  private static final Example HELLO_WORLD = new Example("hello-world", "compositecontroller", "hello-world",
+      List.of("hellos.examples.metareactor.dev"));
+  private static final Example SNAPSHOT_SCHEDULE = new Example("snapshot-schedule", "mapcontroller",
+      "snapshot-schedule", List.of("snapshotschedules.snapshots.examples.metareactor.dev",
+          "snapshots.snapshots.examples.metareactor.dev"));
 
   private LocalCluster cluster;
   private EngineUnderTest engine;
@@ -48,7 +60,7 @@ class ExamplesIT {
 
   @Test
   void helloWorldWithThePythonHook(@TempDir Path dir) throws Exception {
-    runHelloWorldTest(dir, Map.of());
+    runExampleTest(HELLO_WORLD, dir, Map.of());
   }
 
   @Test
@@ -56,14 +68,22 @@ class ExamplesIT {
     Path jar = repo.resolve("examples/hello-world-java/target/hello-hook.jar");
     assertThat(jar).as("built by examples/hello-world-java, which the reactor builds before engine").exists();
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    runHelloWorldTest(dir, Map.of("HOOK_CMD", java + " -jar " + jar));
+    runExampleTest(HELLO_WORLD, dir, Map.of("HOOK_CMD", java + " -jar " + jar));
+  }
+
+  /** A MapController: Snapshots of the selected PVCs, one per interval; a deleted PVC's kept until their TTL. */
+  @Test
+  void snapshotSchedule(@TempDir Path dir) throws Exception {
+    runExampleTest(SNAPSHOT_SCHEDULE, dir, Map.of());
   }
 
   /** Runs the script with the given extra environment and asserts it exits 0, showing its output if not. */
-  private void runHelloWorldTest(Path dir, Map<String, String> env) throws IOException, InterruptedException {
+  private void runExampleTest(Example example, Path dir, Map<String, String> env)
+      throws IOException, InterruptedException {
+    String script = "examples/" + example.name() + "/test.sh";
     Path output = dir.resolve("test.log");
     // Output to a file, not inherited: writing to the forked JVM's stdout would corrupt Failsafe's channel.
-    ProcessBuilder builder = new ProcessBuilder("bash", repo.resolve("examples/hello-world/test.sh").toString())
+    ProcessBuilder builder = new ProcessBuilder("bash", repo.resolve(script).toString())
         .directory(repo.toFile())
         .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
         .redirectErrorStream(true)
@@ -72,15 +92,15 @@ class ExamplesIT {
     builder.environment().put("KUBECTL", cluster.controlPlane().kubectlBinary().toString());
     builder.environment().put("NAMESPACE", cluster.namespace());
     builder.environment().putAll(env);
-    Process script = builder.start();
+    Process process = builder.start();
     try {
-      boolean exited = script.waitFor(SCRIPT_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      boolean exited = process.waitFor(SCRIPT_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
       String log = Files.readString(output, StandardCharsets.UTF_8);
-      assertThat(exited).as("test.sh finished within %s; its output so far:%n%s", SCRIPT_TIMEOUT, log).isTrue();
-      assertThat(script.exitValue()).as("exit code of examples/hello-world/test.sh; its output:%n%s", log).isZero();
-      assertThat(log).contains("hello-world test: PASSED");
+      assertThat(exited).as("%s finished within %s; its output so far:%n%s", script, SCRIPT_TIMEOUT, log).isTrue();
+      assertThat(process.exitValue()).as("exit code of %s; its output:%n%s", script, log).isZero();
+      assertThat(log).contains(example.name() + " test: PASSED");
     } finally {
-      stopScript(script);
+      stopScript(example, process);
     }
   }
 
@@ -88,7 +108,7 @@ class ExamplesIT {
    * SIGTERM first: the script's EXIT trap then stops its hook and deletes what it created. A script that ignores
    * it is killed with its whole tree, and its cluster-scoped objects are deleted here instead.
    */
-  private void stopScript(Process script) throws InterruptedException {
+  private void stopScript(Example example, Process script) throws InterruptedException {
     if (!script.isAlive()) {
       return;
     }
@@ -99,7 +119,9 @@ class ExamplesIT {
     }
     script.destroyForcibly();
     tree.forEach(ProcessHandle::destroyForcibly);
-    cluster.kubectl("delete", "compositecontroller", "hello-world", "--ignore-not-found");
-    cluster.kubectl("delete", "crd", "hellos.examples.metareactor.dev", "--ignore-not-found", "--wait=false");
+    cluster.kubectl("delete", example.controllerResource(), example.controller(), "--ignore-not-found");
+    for (String crd : example.crds()) {
+      cluster.kubectl("delete", "crd", crd, "--ignore-not-found", "--wait=false");
+    }
   }
 }
