@@ -31,10 +31,25 @@ type benchObject struct {
 	} `json:"spec"`
 }
 
-// hookRequest covers both kinds: a CompositeController sends "parent", a DecoratorController "object".
+// benchInput is the part of a MapController's input ConfigMap the hook reads: which input it is and the value (and
+// stamp) its outputs carry.
+type benchInput struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Data struct {
+		Value string `json:"value"`
+		Stamp string `json:"stamp"`
+	} `json:"data"`
+}
+
+// hookRequest covers every kind: a CompositeController sends "parent", a DecoratorController "object", a
+// MapController "parent" and "input".
 type hookRequest struct {
 	Parent *benchObject `json:"parent"`
 	Object *benchObject `json:"object"`
+	Input  *benchInput  `json:"input"`
 }
 
 type child struct {
@@ -63,6 +78,11 @@ type decorateResponse struct {
 	Labels      map[string]string `json:"labels"`
 	Status      benchStatus       `json:"status"`
 	Attachments []child           `json:"attachments"`
+}
+
+// mapResponse has no status: a MapController's engine counts the parent's status itself.
+type mapResponse struct {
+	Outputs []child `json:"outputs"`
 }
 
 // payload pads each child's data to the size of a small real ConfigMap (about 300 bytes of data).
@@ -172,8 +192,9 @@ func (s *hookStats) snapshot() map[string]any {
 	return out
 }
 
-func children(p *benchObject) []child {
-	n := p.Spec.Children
+// children are the n ConfigMaps named after the object they are made from (a parent, or a map's input), each
+// holding its value.
+func children(name string, n int, value string) []child {
 	if n <= 0 {
 		n = 0
 	}
@@ -183,10 +204,10 @@ func children(p *benchObject) []child {
 			APIVersion: "v1",
 			Kind:       "ConfigMap",
 			Metadata: childMeta{
-				Name:   p.Metadata.Name + "-" + strconv.Itoa(i),
+				Name:   name + "-" + strconv.Itoa(i),
 				Labels: map[string]string{"bench.metareactor.dev/load": "true"},
 			},
-			Data: map[string]string{"value": p.Spec.Value, "index": strconv.Itoa(i), "payload": payload},
+			Data: map[string]string{"value": value, "index": strconv.Itoa(i), "payload": payload},
 		}
 	}
 	return out
@@ -201,37 +222,53 @@ func runHook(args []string) error {
 	}
 	stats := newStats()
 	mux := http.NewServeMux()
-	handle := func(decorator bool) http.HandlerFunc {
+	// answer decodes a request and encodes what respond makes of it; respond returns nil for a request that lacks
+	// what its kind sends.
+	answer := func(respond func(req *hookRequest) any) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			var req hookRequest
 			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			p := req.Parent
-			if decorator {
-				p = req.Object
-			}
-			if p == nil {
-				http.Error(w, "no parent/object in request", http.StatusBadRequest)
+			body := respond(&req)
+			if body == nil {
+				http.Error(w, "the request lacks its parent, object or input", http.StatusBadRequest)
 				return
-			}
-			stats.observe(p.Metadata.Namespace+"/"+p.Metadata.Name, p.Spec.Stamp, time.Now())
-			status := benchStatus{Value: p.Spec.Value, Stamp: p.Spec.Stamp}
-			var body any = syncResponse{Status: status, Children: children(p)}
-			if decorator {
-				body = decorateResponse{
-					Labels:      map[string]string{"bench.metareactor.dev/value": p.Spec.Value},
-					Status:      status,
-					Attachments: children(p),
-				}
 			}
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(body)
 		}
 	}
-	mux.HandleFunc("POST /sync", handle(false))
-	mux.HandleFunc("POST /decorate", handle(true))
+	// synced counts a call for parent p and returns its status and children: what /sync and /decorate share.
+	synced := func(p *benchObject) (benchStatus, []child) {
+		stats.observe(p.Metadata.Namespace+"/"+p.Metadata.Name, p.Spec.Stamp, time.Now())
+		return benchStatus{Value: p.Spec.Value, Stamp: p.Spec.Stamp}, children(p.Metadata.Name, p.Spec.Children, p.Spec.Value)
+	}
+	mux.HandleFunc("POST /sync", answer(func(req *hookRequest) any {
+		if req.Parent == nil {
+			return nil
+		}
+		status, made := synced(req.Parent)
+		return syncResponse{Status: status, Children: made}
+	}))
+	mux.HandleFunc("POST /decorate", answer(func(req *hookRequest) any {
+		if req.Object == nil {
+			return nil
+		}
+		status, made := synced(req.Object)
+		label := map[string]string{"bench.metareactor.dev/value": req.Object.Spec.Value}
+		return decorateResponse{Labels: label, Status: status, Attachments: made}
+	}))
+	// A map call is counted, and its latency timed, per input: the unit a MapController run measures.
+	mux.HandleFunc("POST /map", answer(func(req *hookRequest) any {
+		p, in := req.Parent, req.Input
+		if p == nil || in == nil {
+			return nil
+		}
+		stats.observe(in.Metadata.Namespace+"/"+in.Metadata.Name, in.Data.Stamp, time.Now())
+		return mapResponse{Outputs: children(in.Metadata.Name, p.Spec.Children, in.Data.Value)}
+	}))
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(stats.snapshot())

@@ -1,4 +1,4 @@
-// Command loadkit is the load harness's native half: the sync hook every engine under test calls, and the bulk
+// Command loadkit is the load harness's native half: the hooks every engine under test calls, and the bulk
 // API clients that create, edit and write objects as fast as the API server takes them. It is written in Go with
 // the standard library only so that it costs as little CPU as possible beside the engine being measured, and so
 // that the API server's raw write ceiling is measured with a plain client, not with the engine's own stack.
@@ -6,12 +6,14 @@
 // The Java driver (dev.metareactor.load.LoadHarness) starts it; see benchmarks/README.md.
 //
 //	loadkit hook    --listen 127.0.0.1:0 --port-file F
-//	loadkit create  --api API --namespace NS --count N --children M
-//	loadkit edit    --api API --namespace NS --count N --value V
-//	loadkit trickle --api API --namespace NS --count N --rate R --duration D
+//	loadkit create  --api API --namespace NS --count N --children M [--map]
+//	loadkit edit    --api API --namespace NS --count N --value V [--map]
+//	loadkit trickle --api API --namespace NS --count N --rate R --duration D [--map]
 //	loadkit ceiling --api API --namespace NS --count K
 //
-// API is given by --server, --ca, --cert and --key (PEM files).
+// API is given by --server, --ca, --cert and --key (PEM files). The hook answers POST /sync (CompositeController),
+// /decorate (DecoratorController) and /map (MapController). With --map, the N objects created, edited and trickled
+// are input ConfigMaps of one parent that selects them, not N parents.
 package main
 
 import (

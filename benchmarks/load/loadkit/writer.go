@@ -27,6 +27,9 @@ const (
 // ParentName is the name of bench parent i; the Java driver uses the same scheme.
 func parentName(i int) string { return fmt.Sprintf("p-%05d", i) }
 
+// inputName is the name of a MapController's input ConfigMap i (--map).
+func inputName(i int) string { return fmt.Sprintf("in-%05d", i) }
+
 type api struct {
 	server string
 	http   *http.Client
@@ -84,6 +87,73 @@ func parentsPath(ns string) string {
 	return "/apis/" + benchGroup + "/" + benchVersion + "/namespaces/" + ns + "/" + benchResource
 }
 
+func configMapsPath(ns string) string { return "/api/v1/namespaces/" + ns + "/configmaps" }
+
+// units are what create, edit and trickle work on: the bench parents, or with --map the inputs of one parent.
+type units struct {
+	api       *api
+	ns        string
+	mapInputs bool
+}
+
+// createParent creates bench parent i; with a selector, the parent of a MapController selecting the inputs.
+func (u units) createParent(i, children int, selector map[string]any) error {
+	spec := map[string]any{"value": "v0", "stamp": stamp(), "children": children}
+	if selector != nil {
+		spec["selector"] = selector
+	}
+	body, _ := json.Marshal(map[string]any{
+		"apiVersion": benchGroup + "/" + benchVersion,
+		"kind":       "LoadParent",
+		"metadata": map[string]any{
+			"name":   parentName(i),
+			"labels": map[string]string{benchLabel: "true"},
+		},
+		"spec": spec,
+	})
+	return u.api.do("POST", parentsPath(u.ns), "application/json", body)
+}
+
+func (u units) createInput(i int) error {
+	body, _ := json.Marshal(map[string]any{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata": map[string]any{
+			"name":   inputName(i),
+			"labels": map[string]string{benchLabel: "input"},
+		},
+		"data": map[string]string{"value": "v0", "stamp": stamp()},
+	})
+	return u.api.do("POST", configMapsPath(u.ns), "application/json", body)
+}
+
+// create makes count units: count parents, or one parent and count inputs it selects.
+func (u units) create(count, children, concurrency int) (int64, error) {
+	if !u.mapInputs {
+		return parallel(count, concurrency, func(i int) error { return u.createParent(i, children, nil) })
+	}
+	// The inputs first: the parent's status then counts all of them from the engine's start.
+	failed, err := parallel(count, concurrency, u.createInput)
+	if err != nil {
+		return failed, err
+	}
+	selector := map[string]any{"matchLabels": map[string]string{benchLabel: "input"}}
+	if err := u.createParent(0, children, selector); err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
+
+// edit sets unit i's value, stamped with the time of the edit: a parent's spec, or an input's data.
+func (u units) edit(i int, value string) error {
+	if u.mapInputs {
+		body, _ := json.Marshal(map[string]any{"data": map[string]any{"value": value, "stamp": stamp()}})
+		return u.api.do("PATCH", configMapsPath(u.ns)+"/"+inputName(i), "application/merge-patch+json", body)
+	}
+	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"value": value, "stamp": stamp()}})
+	return u.api.do("PATCH", parentsPath(u.ns)+"/"+parentName(i), "application/merge-patch+json", body)
+}
+
 func stamp() string { return strconv.FormatInt(time.Now().UnixNano(), 10) }
 
 // parallel runs work(i) for i in [0, n) on `workers` goroutines; it returns the first error and how many failed.
@@ -136,6 +206,7 @@ func runWriter(command string, args []string) error {
 	concurrency := fs.Int("concurrency", 64, "requests in flight")
 	rate := fs.Float64("rate", 10, "edits per second (trickle)")
 	duration := fs.Duration("duration", 30*time.Second, "how long to trickle")
+	mapInputs := fs.Bool("map", false, "create, edit and trickle a MapController's workload: one parent and count inputs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -146,30 +217,17 @@ func runWriter(command string, args []string) error {
 	if err != nil {
 		return err
 	}
+	u := units{api: a, ns: *ns, mapInputs: *mapInputs}
 	start := time.Now()
 	var failed int64
 	done := *count
 	switch command {
 	case "create":
-		failed, err = parallel(*count, *concurrency, func(i int) error {
-			body, _ := json.Marshal(map[string]any{
-				"apiVersion": benchGroup + "/" + benchVersion,
-				"kind":       "LoadParent",
-				"metadata": map[string]any{
-					"name":   parentName(i),
-					"labels": map[string]string{benchLabel: "true"},
-				},
-				"spec": map[string]any{"value": "v0", "stamp": stamp(), "children": *children},
-			})
-			return a.do("POST", parentsPath(*ns), "application/json", body)
-		})
+		failed, err = u.create(*count, *children, *concurrency)
 	case "edit":
-		failed, err = parallel(*count, *concurrency, func(i int) error {
-			body, _ := json.Marshal(map[string]any{"spec": map[string]any{"value": *value, "stamp": stamp()}})
-			return a.do("PATCH", parentsPath(*ns)+"/"+parentName(i), "application/merge-patch+json", body)
-		})
+		failed, err = parallel(*count, *concurrency, func(i int) error { return u.edit(i, *value) })
 	case "trickle":
-		done, failed, err = trickle(a, *ns, *count, *rate, *duration)
+		done, failed, err = trickle(u, *count, *rate, *duration)
 	case "ceiling":
 		failed, err = ceiling(a, *ns, *count, *concurrency)
 	}
@@ -186,8 +244,8 @@ func runWriter(command string, args []string) error {
 	return err
 }
 
-// trickle edits a random parent `rate` times per second, each edit stamped with its own time.
-func trickle(a *api, ns string, count int, rate float64, duration time.Duration) (int, int64, error) {
+// trickle edits a random unit `rate` times per second, each edit stamped with its own time.
+func trickle(u units, count int, rate float64, duration time.Duration) (int, int64, error) {
 	interval := time.Duration(float64(time.Second) / rate)
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
@@ -206,8 +264,7 @@ func trickle(a *api, ns string, count int, rate float64, duration time.Duration)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body, _ := json.Marshal(map[string]any{"spec": map[string]any{"value": value, "stamp": stamp()}})
-			if err := a.do("PATCH", parentsPath(ns)+"/"+parentName(i), "application/merge-patch+json", body); err != nil {
+			if err := u.edit(i, value); err != nil {
 				failed.Add(1)
 				first.CompareAndSwap(nil, err)
 			}
@@ -239,6 +296,6 @@ func ceiling(a *api, ns string, count, concurrency int) (int64, error) {
 			"metacontroller.k8s.io/last-applied-configuration": string(lastApplied),
 		}
 		body, _ := json.Marshal(desired)
-		return a.do("POST", "/api/v1/namespaces/"+ns+"/configmaps", "application/json", body)
+		return a.do("POST", configMapsPath(ns), "application/json", body)
 	})
 }

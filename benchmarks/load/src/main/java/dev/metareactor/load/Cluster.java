@@ -42,7 +42,10 @@ final class Cluster implements AutoCloseable {
   static final ResourceDefinitionContext DECORATOR_CONTROLLERS = new ResourceDefinitionContext.Builder()
       .withGroup("metacontroller.k8s.io").withVersion("v1alpha1").withKind("DecoratorController")
       .withPlural("decoratorcontrollers").withNamespaced(false).build();
-  /** The label on every bench parent and child. */
+  static final ResourceDefinitionContext MAP_CONTROLLERS = new ResourceDefinitionContext.Builder()
+      .withGroup("metacontroller.k8s.io").withVersion("v1alpha1").withKind("MapController")
+      .withPlural("mapcontrollers").withNamespaced(false).build();
+  /** The label on every bench object: {@code true} on parents and children, {@code input} on a map's inputs. */
   static final String BENCH_LABEL = "bench.metareactor.dev/load";
 
   private final Path engineKubeconfig;
@@ -192,13 +195,13 @@ final class Cluster implements AutoCloseable {
   }
 
   void deleteControllers() {
-    for (ResourceDefinitionContext type : List.of(COMPOSITE_CONTROLLERS, DECORATOR_CONTROLLERS)) {
+    for (ResourceDefinitionContext type : List.of(COMPOSITE_CONTROLLERS, DECORATOR_CONTROLLERS, MAP_CONTROLLERS)) {
       client.genericKubernetesResources(type).withLabel(BENCH_LABEL).delete();
     }
   }
 
   /**
-   * Deletes every bench parent and ConfigMap of {@code namespace} (two delete-collection requests) and waits until
+   * Deletes every bench parent and ConfigMap (children and inputs) of {@code namespace} (two delete-collection requests) and waits until
    * they are gone, so the next run starts from nothing and no deletion competes with it for the CPU.
    */
   void deleteBenchObjects(String namespace, Duration timeout) throws InterruptedException {

@@ -39,17 +39,21 @@ public final class LoadHarness implements Callable<Integer> {
   List<String> engines;
 
   @Option(names = "--parents", split = ",", defaultValue = "1000",
-      description = "Parent counts to measure, comma-separated (default: ${DEFAULT-VALUE}).")
+      description = "Parent counts to measure, comma-separated (default: ${DEFAULT-VALUE}); for --controller map, "
+          + "input counts: one parent selecting that many input ConfigMaps.")
   List<Integer> sizes;
 
-  @Option(names = "--children", defaultValue = "3", description = "ConfigMaps per parent (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--children", defaultValue = "3",
+      description = "ConfigMaps per parent, or per input for map (default: ${DEFAULT-VALUE}).")
   int children;
 
   @Option(names = "--runs", defaultValue = "3", description = "Repetitions per engine and size (default: ${DEFAULT-VALUE}).")
   int runs;
 
   @Option(names = "--controller", defaultValue = "composite",
-      description = "composite (CompositeController) or decorator (DecoratorController) (default: ${DEFAULT-VALUE}).")
+      description = "composite (CompositeController), decorator (DecoratorController) or map (MapController: one "
+          + "parent, --parents inputs; upstream Metacontroller has no MapController and cannot run it) "
+          + "(default: ${DEFAULT-VALUE}).")
   String controller;
 
   @Option(names = "--flags", defaultValue = "--client-go-qps=1000 --client-go-burst=2000 --workers=64",
@@ -114,8 +118,11 @@ public final class LoadHarness implements Callable<Integer> {
     if (!Files.isRegularFile(repository.resolve("hack/local-cluster.sh"))) {
       throw new CommandLine.ParameterException(new CommandLine(this), repository + " is not a Metareactor checkout");
     }
-    if (!List.of("composite", "decorator").contains(controller)) {
-      throw new CommandLine.ParameterException(new CommandLine(this), "--controller: composite or decorator");
+    ControllerKind kind;
+    try {
+      kind = ControllerKind.of(controller);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
     }
     List<EngineProcess.Engine> engineList = engines.stream().map(EngineProcess.Engine::parse).toList();
     String startedAt = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(Instant.now());
@@ -142,16 +149,16 @@ public final class LoadHarness implements Callable<Integer> {
         }
       }
       try (Loadkit.Hook hook = loadkit.startHook(results);
-          ConvergenceWatch watch = new ConvergenceWatch(cluster.client(), namespace, children,
-              controller.equals("decorator"))) {
+          ConvergenceWatch watch = new ConvergenceWatch(cluster.client(), namespace, children, kind)) {
         watch.awaitSynced(Duration.ofMinutes(1));
-        LoadRun.Setup setup = new LoadRun.Setup(cluster, loadkit, hook, watch, namespace, controller, children,
+        LoadRun.Setup setup = new LoadRun.Setup(cluster, loadkit, hook, watch, namespace, kind, children,
             commonFlags, phases, idle, trickleRate, trickle, timeout);
         List<Results.Run> runList = new ArrayList<>();
         for (int size : sizes) {
           for (int rep = 1; rep <= runs; rep++) {
             for (EngineProcess.Engine engine : engineList) {
-              LOG.info("=== {} parents x {} children, {} run {}/{}", size, children, engine.name(), rep, runs);
+              LOG.info("=== {} {} x {} children, {} run {}/{}", size, kind.units(), children, engine.name(), rep,
+                  runs);
               Path dir = results.resolve("n" + size).resolve(engine.name() + "-" + rep);
               runList.add(new LoadRun(setup, engine, size, rep, dir).run());
               write(results, startedAt, engineList, commonFlags, ceilings, runList);

@@ -29,6 +29,9 @@ import tools.jackson.databind.json.JsonMapper;
  *   <li><b>restart</b>: the engine is stopped (SIGTERM) and started again over the converged cluster; until it is
  *       ready, and until it has synced (called the hook for) every parent.</li>
  * </ol>
+ *
+ * <p>For a MapController ({@link ControllerKind#MAP}) read "input" for "parent": {@code parents} input ConfigMaps
+ * of one parent exist before the engine starts, and the edits go to the inputs.
  */
 final class LoadRun {
 
@@ -38,7 +41,7 @@ final class LoadRun {
 
   /** Everything a run needs that does not change between runs. */
   record Setup(Cluster cluster, Loadkit loadkit, Loadkit.Hook hook, ConvergenceWatch watch, String namespace,
-      String controller, int children, List<String> flags, List<String> phases, Duration idle, double trickleRate,
+      ControllerKind kind, int children, List<String> flags, List<String> phases, Duration idle, double trickleRate,
       Duration trickle, Duration timeout) {}
 
   private final Setup setup;
@@ -90,22 +93,22 @@ final class LoadRun {
         List.copyOf(progress), error);
   }
 
-  /** Nothing but {@code parents} fresh parents: no controller object, no children, no engine. */
+  /** Nothing but {@code parents} fresh parents (or inputs): no controller object, no children, no engine. */
   private void prepare() throws IOException, InterruptedException {
     setup.cluster().deleteControllers();
     setup.cluster().deleteBenchObjects(setup.namespace(), Duration.ofMinutes(5));
-    Loadkit.Result created = setup.loadkit().run("create", "--namespace=" + setup.namespace(),
-        "--count=" + parents, "--children=" + setup.children());
-    LOG.info("{}: created {} parents in {} s", engine.name(), created.count(), String.format("%.1f", created.seconds()));
+    Loadkit.Result created = write("create", "--children=" + setup.children());
+    LOG.info("{}: created {} {} in {} s", engine.name(), created.count(), setup.kind().units(),
+        String.format("%.1f", created.seconds()));
     long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
     while (setup.watch().parentsSeen() < parents || setup.watch().childrenSeen() > 0) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the watch saw " + setup.watch().parentsSeen() + " parents and "
-            + setup.watch().childrenSeen() + " children, expected " + parents + " and 0");
+        throw new IllegalStateException("the watch saw " + setup.watch().parentsSeen() + " " + setup.kind().units()
+            + " and " + setup.watch().childrenSeen() + " children, expected " + parents + " and 0");
       }
       Thread.sleep(50);
     }
-    setup.cluster().putController(controllerType(), controllerObject());
+    setup.cluster().putController(setup.kind().type(), controllerObject());
   }
 
   private EngineProcess converge() throws IOException, InterruptedException {
@@ -125,8 +128,7 @@ final class LoadRun {
   private void update(EngineProcess process) throws IOException, InterruptedException {
     Measurement m = begin(process);
     long start = System.nanoTime();
-    Loadkit.Result edits = setup.loadkit().run("edit", "--namespace=" + setup.namespace(), "--count=" + parents,
-        "--value=v1");
+    Loadkit.Result edits = write("edit", "--value=v1");
     double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
     phases.add(m.end("update", seconds, process, Map.of("editSeconds", edits.seconds())));
     log("update", seconds);
@@ -142,8 +144,8 @@ final class LoadRun {
   private void latency(EngineProcess process) throws IOException, InterruptedException {
     Measurement m = begin(process, true);
     long start = System.nanoTime();
-    Loadkit.Result edits = setup.loadkit().run("trickle", "--namespace=" + setup.namespace(),
-        "--count=" + parents, "--rate=" + setup.trickleRate(), "--duration=" + setup.trickle().toMillis() + "ms");
+    Loadkit.Result edits = write("trickle", "--rate=" + setup.trickleRate(),
+        "--duration=" + setup.trickle().toMillis() + "ms");
     double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
     JsonNode latency = setup.hook().stats().path("latencyMs");
     Map<String, Double> extra = new LinkedHashMap<>();
@@ -271,59 +273,20 @@ final class LoadRun {
     }
   }
 
-  // ---- the controller object
+  // ---- the controller object and the bulk writer
 
-  private boolean decorator() {
-    return setup.controller().equals("decorator");
-  }
-
-  private io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext controllerType() {
-    return decorator() ? Cluster.DECORATOR_CONTROLLERS : Cluster.COMPOSITE_CONTROLLERS;
-  }
-
-  /** The bench controller, the same for every engine: ConfigMap children updated in place. */
+  /** The bench controller, the same for every engine: ConfigMap children (outputs) updated in place. */
   GenericKubernetesResource controllerObject() {
-    String yaml = decorator()
-        ? """
-          apiVersion: metacontroller.k8s.io/v1alpha1
-          kind: DecoratorController
-          metadata:
-            name: load-bench
-            labels: {"bench.metareactor.dev/load": "true"}
-          spec:
-            resources:
-            - apiVersion: bench.metareactor.dev/v1
-              resource: loadparents
-            attachments:
-            - apiVersion: v1
-              resource: configmaps
-              updateStrategy: {method: InPlace}
-            hooks:
-              sync:
-                webhook: {url: "%s"}
-          """
-        : """
-          apiVersion: metacontroller.k8s.io/v1alpha1
-          kind: CompositeController
-          metadata:
-            name: load-bench
-            labels: {"bench.metareactor.dev/load": "true"}
-          spec:
-            generateSelector: true
-            parentResource:
-              apiVersion: bench.metareactor.dev/v1
-              resource: loadparents
-            childResources:
-            - apiVersion: v1
-              resource: configmaps
-              updateStrategy: {method: InPlace}
-            hooks:
-              sync:
-                webhook: {url: "%s"}
-          """;
-    String url = setup.hook().url(decorator() ? "/decorate" : "/sync");
     return setup.cluster().client().getKubernetesSerialization()
-        .unmarshal(String.format(yaml, url), GenericKubernetesResource.class);
+        .unmarshal(setup.kind().controllerObject(setup.hook().url("")), GenericKubernetesResource.class);
+  }
+
+  /** Runs a loadkit bulk command on this run's units (parents, or a map's inputs). */
+  private Loadkit.Result write(String command, String... args) throws IOException, InterruptedException {
+    List<String> all = new ArrayList<>(List.of("--namespace=" + setup.namespace(), "--count=" + parents));
+    all.addAll(setup.kind().writerFlags());
+    all.addAll(List.of(args));
+    return setup.loadkit().run(command, all.toArray(String[]::new));
   }
 
   static String toJson(Object value) {

@@ -32,19 +32,28 @@ final class Report {
 
   static List<Metric> metrics(Results.Harness harness) {
     List<Metric> metrics = new ArrayList<>();
+    String unit = unit(harness);
     metrics.add(new Metric("converge from scratch (s)", r -> seconds(r, "converge"), true));
     metrics.add(new Metric("converge: writes/s", r -> writes(r, "converge") / seconds(r, "converge"), false));
     metrics.add(new Metric("converge: engine CPU (s)", r -> cpu(r, "converge"), false));
-    metrics.add(new Metric("converge: engine CPU per parent (ms)", r -> 1000 * cpu(r, "converge") / r.parents(), false));
+    metrics.add(new Metric("converge: engine CPU per " + unit + " (ms)", r -> 1000 * cpu(r, "converge") / r.parents(),
+        false));
+    metrics.add(new Metric("converge: hook calls/s", r -> hookCallsPerSecond(r, "converge"), false));
+    metrics.add(new Metric("converge: hook calls per " + unit, r -> hookCallsPerUnit(r, "converge"), false));
     metrics.add(new Metric("converge: API requests", r -> requests(r, "converge"), false));
+    metrics.add(new Metric("converge: status writes", r -> statusWrites(r, "converge"), false));
     metrics.add(new Metric("converge: control-plane CPU (s)", r -> field(r, "converge",
         Results.Phase::controlPlaneCpuSeconds), false));
     metrics.add(new Metric("converge: machine busy (%)", r -> busy(r, "converge"), false));
     metrics.add(new Metric("converge: ready after (s)", r -> extra(r, "converge", "readySeconds"), true));
     metrics.add(new Metric("update wave (s)", r -> seconds(r, "update"), true));
     metrics.add(new Metric("update: engine CPU (s)", r -> cpu(r, "update"), false));
-    metrics.add(new Metric("update: engine CPU per parent (ms)", r -> 1000 * cpu(r, "update") / r.parents(), false));
+    metrics.add(new Metric("update: engine CPU per " + unit + " (ms)", r -> 1000 * cpu(r, "update") / r.parents(),
+        false));
+    metrics.add(new Metric("update: hook calls/s", r -> hookCallsPerSecond(r, "update"), false));
+    metrics.add(new Metric("update: hook calls per " + unit, r -> hookCallsPerUnit(r, "update"), false));
     metrics.add(new Metric("update: API requests", r -> requests(r, "update"), false));
+    metrics.add(new Metric("update: status writes", r -> statusWrites(r, "update"), false));
     metrics.add(new Metric("update: control-plane CPU (s)", r -> field(r, "update",
         Results.Phase::controlPlaneCpuSeconds), false));
     metrics.add(new Metric("update: machine busy (%)", r -> busy(r, "update"), false));
@@ -78,10 +87,10 @@ final class Report {
     StringBuilder md = new StringBuilder();
     List<String> engines = new ArrayList<>(harness.engines().keySet());
     md.append("Controller: ").append(harness.controller()).append(", ").append(harness.children())
-        .append(" ConfigMap children per parent, flags `").append(String.join(" ", harness.flags()))
+        .append(" ConfigMap children per ").append(unit(harness)).append(", flags `").append(String.join(" ", harness.flags()))
         .append("`, medians of ").append(harness.repetitions()).append(" alternating runs.\n\n");
     for (int size : harness.sizes()) {
-      md.append("### ").append(size).append(" parents\n\n");
+      md.append("### ").append(size).append(' ').append(unit(harness)).append("s\n\n");
       harness.ceilings().stream().filter(c -> c.parents() == size).findFirst().ifPresent(c -> md.append(
           String.format(Locale.ROOT, "API server raw write ceiling (a plain Go client, %d parallel creates of %d"
               + " ConfigMaps): %.0f writes/s.%n%n", c.concurrency(), c.objects(), c.writesPerSecond())));
@@ -137,7 +146,7 @@ final class Report {
 
   private static XYChart progressChart(Results.Harness harness, int size) {
     XYChart chart = new XYChartBuilder().width(800).height(480)
-        .title("Converge from scratch, " + size + " parents x " + harness.children() + " children")
+        .title("Converge from scratch, " + size + " " + unit(harness) + "s x " + harness.children() + " children")
         .xAxisTitle("seconds since the engine process started").yAxisTitle("children converged").build();
     chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideSE);
     for (Results.Run run : harness.runs()) {
@@ -156,7 +165,7 @@ final class Report {
 
   private static CategoryChart barChart(Results.Harness harness, int size) {
     CategoryChart chart = new CategoryChartBuilder().width(800).height(480)
-        .title("Medians, " + size + " parents").yAxisTitle("seconds").build();
+        .title("Medians, " + size + " " + unit(harness) + "s").yAxisTitle("seconds").build();
     chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideNE);
     List<Metric> shown = metrics(harness).stream().filter(m -> m.name().equals("converge from scratch (s)")
         || m.name().equals("converge: engine CPU (s)") || m.name().equals("update wave (s)")
@@ -188,6 +197,11 @@ final class Report {
     return Math.abs(v) >= 100 ? String.format(Locale.ROOT, "%,.0f", v) : String.format(Locale.ROOT, "%.2f", v);
   }
 
+  /** What {@code --parents} counted: parents, or a MapController's inputs. */
+  private static String unit(Results.Harness harness) {
+    return ControllerKind.of(harness.controller()).unit();
+  }
+
   // ---- reading runs (NaN where a phase did not run)
 
   private static double seconds(Results.Run run, String phase) {
@@ -215,6 +229,26 @@ final class Report {
   private static double hookCpu(Results.Run run, String phase) {
     Results.Phase p = run.phase(phase);
     return p == null ? Double.NaN : p.hookCpuSeconds();
+  }
+
+  /** The hook's calls (map calls, for a MapController) over the phase's seconds. */
+  private static double hookCallsPerSecond(Results.Run run, String phase) {
+    Results.Phase p = run.phase(phase);
+    return p == null ? Double.NaN : p.hookCalls() / p.seconds();
+  }
+
+  /** The hook's calls per parent, or per input: 1 when nothing was synced twice. */
+  private static double hookCallsPerUnit(Results.Run run, String phase) {
+    Results.Phase p = run.phase(phase);
+    return p == null ? Double.NaN : (double) p.hookCalls() / run.parents();
+  }
+
+  /** Successful writes of the parents' status subresource. */
+  private static double statusWrites(Results.Run run, String phase) {
+    Results.Phase p = run.phase(phase);
+    return p == null ? Double.NaN : p.requests().entrySet().stream()
+        .filter(e -> e.getKey().matches("(patch|update) loadparents\\.bench\\.metareactor\\.dev/status"))
+        .mapToLong(Map.Entry::getValue).sum();
   }
 
   private static double rssMb(Results.Run run, String phase) {

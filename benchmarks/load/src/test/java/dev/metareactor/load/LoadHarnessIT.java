@@ -6,6 +6,8 @@ import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
@@ -15,33 +17,21 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * A small run of the whole harness against the real control plane and the engine jar: every phase runs and what it
- * reports is what happened (the engine's requests as the API server audited them, the children it made).
+ * Small runs of the whole harness against the real control plane and the engine jar: every phase runs and what it
+ * reports is what happened (the engine's requests as the API server audited them, the children it made); timings
+ * are never checked.
  */
 @LocalKubernetes
 class LoadHarnessIT {
 
   private static final int PARENTS = 12;
   private static final int CHILDREN = 2;
+  private static final String STATUS_WRITES = "patch loadparents.bench.metareactor.dev/status";
 
   @Test
   void measuresAnEngineThroughEveryPhase(LocalCluster cluster, @TempDir Path out) throws Exception {
-    Path repository = cluster.controlPlane().repoRoot();
-    // The launcher users run, with the JVM settings it ships (engine/src/main/jvm/jvm.options).
-    Path launcher = repository.resolve("engine/bin/metareactor");
-    int exit = new CommandLine(new LoadHarness()).execute(
-        "--engine", "metareactor=" + launcher,
-        "--parents", Integer.toString(PARENTS), "--children", Integer.toString(CHILDREN), "--runs", "1",
-        "--idle", "3s", "--trickle", "3s", "--trickle-rate", "4", "--no-ceiling",
-        "--namespace", cluster.namespace(), "--repository", repository.toString(),
-        "--state", cluster.kubeconfig().getParent().toString(), "--out", out.toString());
-    assertThat(exit).isZero();
-
-    JsonNode results = JsonMapper.builder().build().readTree(out.resolve("results.json").toFile());
-    JsonNode run = results.path("runs").get(0);
-    assertThat(run.path("error").isNull()).isTrue();
-    Map<String, JsonNode> phases = new TreeMap<>();
-    run.path("phases").forEach(phase -> phases.put(phase.path("phase").asString(), phase));
+    Map<String, JsonNode> phases = run(cluster, out, "composite", "--idle", "3s", "--trickle", "3s",
+        "--trickle-rate", "4");
     assertThat(phases).containsOnlyKeys("converge", "update", "idle", "latency", "restart");
 
     JsonNode converge = phases.get("converge");
@@ -53,8 +43,7 @@ class LoadHarnessIT {
     // create would be counted apart, under its status code), every status written.
     JsonNode requests = converge.path("requests");
     assertThat(requests.path("create configmaps").asLong()).isEqualTo(PARENTS * CHILDREN);
-    assertThat(requests.path("patch loadparents.bench.metareactor.dev/status").asLong())
-        .isGreaterThanOrEqualTo(PARENTS);
+    assertThat(requests.path(STATUS_WRITES).asLong()).isGreaterThanOrEqualTo(PARENTS);
     assertThat(requests.path("list loadparents.bench.metareactor.dev").asLong()).isEqualTo(1);
     // The update wave rewrites every child and status in place.
     assertThat(phases.get("update").path("requests").path("update configmaps").asLong())
@@ -73,5 +62,52 @@ class LoadHarnessIT {
     assertThat(Files.readString(out.resolve("summary.md"))).contains("metareactor", "converge from scratch");
     byte[] png = Files.readAllBytes(out.resolve("chart.png"));
     assertThat(png).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');
+  }
+
+  /** The MapController variant: one parent, {@code PARENTS} inputs, {@code CHILDREN} outputs each. */
+  @Test
+  void measuresAMapControllerOverTheInputsOfOneParent(LocalCluster cluster, @TempDir Path out) throws Exception {
+    Map<String, JsonNode> phases = run(cluster, out, "map", "--phases", "converge,update,idle", "--idle", "3s");
+    assertThat(phases).containsOnlyKeys("converge", "update", "idle");
+
+    // The hook saw every input at least once.
+    JsonNode converge = phases.get("converge");
+    assertThat(converge.path("hookCalls").asLong()).isGreaterThanOrEqualTo(PARENTS);
+    // Every output created once; the one parent's status written, but not once per input (once per burst).
+    JsonNode requests = converge.path("requests");
+    assertThat(requests.path("create configmaps").asLong()).isEqualTo(PARENTS * CHILDREN);
+    assertThat(requests.path(STATUS_WRITES).asLong()).isBetween(1L, (long) PARENTS - 1);
+    // Inputs and outputs are both ConfigMaps: one informer for both, one for the parents.
+    assertThat(requests.path("list configmaps").asLong()).isEqualTo(1);
+    assertThat(requests.path("list loadparents.bench.metareactor.dev").asLong()).isEqualTo(1);
+    // Editing every input rewrites every output in place, and the counts in the status stay as they were.
+    JsonNode update = phases.get("update").path("requests");
+    assertThat(update.path("update configmaps").asLong()).isEqualTo(PARENTS * CHILDREN);
+    assertThat(update.path(STATUS_WRITES).asLong()).isZero();
+    assertThat(phases.get("idle").path("requests").size()).isZero();
+
+    assertThat(Files.readString(out.resolve("summary.md"))).contains("### " + PARENTS + " inputs",
+        "hook calls per input");
+  }
+
+  /** Runs the harness on the engine's launcher at {@code PARENTS} and {@code CHILDREN}; its phases, by name. */
+  private static Map<String, JsonNode> run(LocalCluster cluster, Path out, String controller, String... options) {
+    Path repository = cluster.controlPlane().repoRoot();
+    // The launcher users run, with the JVM settings it ships (engine/src/main/jvm/jvm.options).
+    Path launcher = repository.resolve("engine/bin/metareactor");
+    List<String> args = new ArrayList<>(List.of("--engine", "metareactor=" + launcher, "--controller", controller,
+        "--parents", Integer.toString(PARENTS), "--children", Integer.toString(CHILDREN), "--runs", "1",
+        "--no-ceiling", "--namespace", cluster.namespace(), "--repository", repository.toString(),
+        "--state", cluster.kubeconfig().getParent().toString(), "--out", out.toString()));
+    args.addAll(List.of(options));
+    int exit = new CommandLine(new LoadHarness()).execute(args.toArray(String[]::new));
+    assertThat(exit).isZero();
+
+    JsonNode results = JsonMapper.builder().build().readTree(out.resolve("results.json").toFile());
+    JsonNode run = results.path("runs").get(0);
+    assertThat(run.path("error").isNull()).isTrue();
+    Map<String, JsonNode> phases = new TreeMap<>();
+    run.path("phases").forEach(phase -> phases.put(phase.path("phase").asString(), phase));
+    return phases;
   }
 }

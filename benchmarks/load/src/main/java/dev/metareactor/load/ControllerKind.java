@@ -1,0 +1,112 @@
+package dev.metareactor.load;
+
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The controller a run measures ({@code --controller}): its controller object, the hook path it calls and what one
+ * unit of the workload is. For CompositeController and DecoratorController a unit is a bench parent; for
+ * MapController it is one input ConfigMap of a single parent, so that {@code --parents N} means N inputs and every
+ * phase (create, edit, trickle, the convergence check, the hook's count of what it saw) works on inputs instead.
+ */
+enum ControllerKind {
+
+  COMPOSITE(Cluster.COMPOSITE_CONTROLLERS, "/sync", "parent", "sync", """
+      generateSelector: true
+      parentResource:
+        apiVersion: bench.metareactor.dev/v1
+        resource: loadparents
+      childResources:
+      """ + Constants.CONFIGMAPS),
+
+  DECORATOR(Cluster.DECORATOR_CONTROLLERS, "/decorate", "parent", "sync", """
+      resources:
+      - apiVersion: bench.metareactor.dev/v1
+        resource: loadparents
+      attachments:
+      """ + Constants.CONFIGMAPS),
+
+  // The inputs are ConfigMaps labelled bench.metareactor.dev/load=input, which the parent's spec.selector (set by
+  // loadkit create --map) selects; the outputs, labelled =true like every other variant's children, are not inputs.
+  MAP(Cluster.MAP_CONTROLLERS, "/map", "input", "map", """
+      parentResource:
+        apiVersion: bench.metareactor.dev/v1
+        resource: loadparents
+      inputResources:
+      - apiVersion: v1
+        resource: configmaps
+      outputResources:
+      """ + Constants.CONFIGMAPS);
+
+  /** Enum constants cannot refer to the enum's own static fields, but to another class's. */
+  private static final class Constants {
+    /** What every variant makes: ConfigMaps, updated in place. */
+    static final String CONFIGMAPS = """
+        - apiVersion: v1
+          resource: configmaps
+          updateStrategy: {method: InPlace}
+        """;
+  }
+
+  private final ResourceDefinitionContext type;
+  private final String hookPath;
+  private final String unit;
+  private final String hook;
+  private final String spec;
+
+  /**
+   * @param hook the hook's name in {@code spec.hooks}
+   * @param spec the controller object's spec but its hooks, as YAML
+   */
+  ControllerKind(ResourceDefinitionContext type, String hookPath, String unit, String hook, String spec) {
+    this.type = type;
+    this.hookPath = hookPath;
+    this.unit = unit;
+    this.hook = hook;
+    this.spec = spec;
+  }
+  /** {@code composite}, {@code decorator} or {@code map}. */
+  static ControllerKind of(String name) {
+    return Arrays.stream(values()).filter(kind -> kind.flag().equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("--controller: composite, decorator or map, not " + name));
+  }
+
+  String flag() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  ResourceDefinitionContext type() {
+    return type;
+  }
+
+  /** What one unit of {@code --parents} is: {@code parent} or {@code input}. */
+  String unit() {
+    return unit;
+  }
+
+  String units() {
+    return unit + "s";
+  }
+
+  /** The controller object as YAML, the same for every engine, calling the hook at {@code hookBase}. */
+  String controllerObject(String hookBase) {
+    return """
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: %s
+        metadata:
+          name: load-bench
+          labels: {"bench.metareactor.dev/load": "true"}
+        spec:
+        %s  hooks:
+            %s:
+              webhook: {url: "%s"}
+        """.formatted(type.getKind(), spec.indent(2), hook, hookBase + hookPath);
+  }
+
+  /** What {@code loadkit create}, {@code edit} and {@code trickle} need to work on this kind's units. */
+  List<String> writerFlags() {
+    return this == MAP ? List.of("--map") : List.of();
+  }
+}
