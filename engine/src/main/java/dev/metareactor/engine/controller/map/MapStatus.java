@@ -44,8 +44,9 @@ import tools.jackson.databind.node.ObjectNode;
  * {@link #changed}. The count runs once the parent has been quiet for {@link #QUIET} (and at the latest
  * {@link #AT_MOST} after the first change), from the informer caches, and is written only when it differs from the
  * parent's cached status and from what was last written (the cache may not show that write yet). So a burst of
- * 1,000 map calls costs one status write, not 1,000. A failed write is logged and counted again later; a parent that
- * is gone is forgotten.
+ * 1,000 map calls costs one status write, not 1,000; a long one (a converge of 15 s) one every {@link #AT_MOST}, so
+ * the status still shows progress. A failed write is logged and counted again later; a parent that is gone is
+ * forgotten.
  */
 final class MapStatus implements AutoCloseable {
 
