@@ -173,6 +173,20 @@ class MapRouterTest {
   }
 
   @Test
+  void aClusterScopedInputEnqueuesTheNamespacedParentsWhoseSelectorMatches() {
+    KubeObject parent = parentAdded(parentSelecting(NAMESPACE, "p", "a").build());
+    KubeObject elsewhere = parentAdded(parentSelecting("elsewhere", "q", "a").build());
+    parentAdded(parentSelecting(NAMESPACE, "other-team", "b").build());
+    KubeObject node = object(MapFixture.NODES, "", "node").label("team", "a").build();
+
+    // A namespaced parent selects cluster-scoped inputs whatever its namespace, as its sync does.
+    router.onInputEvent(MapFixture.NODES, added(node));
+
+    assertThat(enqueuedAsShown()).containsExactlyInAnyOrder(shown(keyOf(parent, MapFixture.NODES, node)),
+        shown(keyOf(elsewhere, MapFixture.NODES, node)));
+  }
+
+  @Test
   void inputResyncsAreIgnored() {
     parentAdded(parentSelecting(NAMESPACE, "p", "a").build());
 
