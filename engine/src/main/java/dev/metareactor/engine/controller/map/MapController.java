@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * One MapController: for every input object a parent selects, the outputs its map hook asks for; and for the
@@ -73,17 +72,7 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
       inputs.put(resource, acquire(resource));
     }
     List<ChildType> outputs = childTypes(spec().outputs(), resources.subList(1 + inputCount, resources.size()));
-    MapSync.Inputs inputCaches = new MapSync.Inputs() {
-      @Override
-      public Optional<KubeObject> get(ApiResource resource, String namespace, String name) {
-        return inputs.get(resource).get(namespace, name);
-      }
-
-      @Override
-      public List<KubeObject> candidates(ApiResource resource, LabelSelector selector, String namespace) {
-        return inputs.get(resource).candidates(selector, namespace);
-      }
-    };
+    MapSync.Inputs inputCaches = MapSync.Inputs.of(inputs);
     List<ApiResource> inputResources = List.copyOf(inputs.keySet());
     MapSync sync = new MapSync(spec(), parents, inputResources, inputCaches, outputs, chosenHook("tombstone"),
         parent -> status.changed(parent));
@@ -102,7 +91,8 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
     return objectSync(sync, MapSync.SHAPE, relatedObjects(), new ObjectSync.Hooks(chosenHook("map"), null));
   }
 
-  private static Map<ApiResource, Integer> inputCounts(MapSync sync, KubeObject parent, List<ApiResource> inputs) {
+  /** How many inputs of each input resource {@code parent} selects (what its status counts). */
+  static Map<ApiResource, Integer> inputCounts(MapSync sync, KubeObject parent, List<ApiResource> inputs) {
     LabelSelector selector = MapSync.selectorOf(parent, parent.toTree());
     Map<ApiResource, Integer> counts = new LinkedHashMap<>();
     for (ApiResource resource : inputs) {

@@ -6,6 +6,7 @@ import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
+import dev.metareactor.engine.selector.LabelSelector;
 import dev.metareactor.engine.selector.SelectorIndex;
 import java.util.HashSet;
 import java.util.List;
@@ -24,7 +25,8 @@ import java.util.function.Function;
  *       {@link SelectorIndex}. A parent that is deleted or no longer this controller's is forgotten (its outputs are
  *       the garbage collector's).</li>
  *   <li>An input event enqueues that input for each parent whose selector matches its labels now or matched them
- *       before the change (so a label removed detaches it), found in the selector index.</li>
+ *       before the change (so a label removed detaches it), found in the selector index: among the parents of its
+ *       namespace, or among all parents for a cluster-scoped input.</li>
  *   <li>An output event finds its parent by ControllerRef and its input by the map-key label: a change of only its
  *       status recounts the parent's status; any other change maps that input again (a deleted or edited output is
  *       restored).</li>
@@ -38,7 +40,10 @@ final class MapRouter {
   private final Consumer<MapKey> enqueue;
   private final Consumer<ParentKey> statusChanged;
   private final Consumer<ParentKey> gone;
+  /** The parents' selectors, by the parent's namespace: for namespaced inputs, selected in that namespace only. */
   private final SelectorIndex<ParentKey> selectors = new SelectorIndex<>();
+  /** The same selectors, all filed as cluster-wide: for cluster-scoped inputs, which any parent may select. */
+  private final SelectorIndex<ParentKey> clusterWide = new SelectorIndex<>();
 
   /**
    * @param keysOf every key of a parent (its inputs, and the groups of outputs still there)
@@ -61,7 +66,7 @@ final class MapRouter {
     KubeObject parent = event.object();
     ParentKey key = keyOf(parents.resource(), parent);
     if (event.type() == ObjectEvent.Type.DELETED || !parents.responsibleFor(parent)) {
-      selectors.remove(key);
+      unfile(key);
       gone.accept(key);
       return;
     }
@@ -69,9 +74,11 @@ final class MapRouter {
       return;
     }
     try {
-      selectors.put(key, key.namespace(), MapSync.selectorOf(parent, parent.toTree()));
+      LabelSelector selector = MapSync.selectorOf(parent, parent.toTree());
+      selectors.put(key, key.namespace(), selector);
+      clusterWide.put(key, "", selector);
     } catch (IllegalArgumentException e) {
-      selectors.remove(key); // its syncs report the problem
+      unfile(key); // its syncs report the problem
     }
     keysOf.apply(parent).forEach(enqueue);
     statusChanged.accept(key);
@@ -83,14 +90,20 @@ final class MapRouter {
     }
     KubeObject input = event.object();
     MapKey.InputRef where = new MapKey.InputRef(resource, input.namespace(), input.name());
-    Set<ParentKey> owners = new HashSet<>(selectors.matching(input.namespace(), input.labels()));
+    SelectorIndex<ParentKey> index = resource.namespaced() ? selectors : clusterWide;
+    Set<ParentKey> owners = new HashSet<>(index.matching(input.namespace(), input.labels()));
     if (event.previous() != null && !event.previous().labels().equals(input.labels())) {
-      owners.addAll(selectors.matching(input.namespace(), event.previous().labels()));
+      owners.addAll(index.matching(input.namespace(), event.previous().labels()));
     }
     for (ParentKey owner : owners) {
       enqueue.accept(new MapKey(owner.namespace(), owner.name(), input.uid(), where));
       statusChanged.accept(owner);
     }
+  }
+
+  private void unfile(ParentKey key) {
+    selectors.remove(key);
+    clusterWide.remove(key);
   }
 
   void onOutputEvent(ObjectEvent event) {

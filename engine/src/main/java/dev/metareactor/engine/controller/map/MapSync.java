@@ -11,6 +11,7 @@ import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.SyncResponse;
+import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
@@ -76,6 +77,21 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
     Optional<KubeObject> get(ApiResource resource, String namespace, String name);
 
     List<KubeObject> candidates(ApiResource resource, LabelSelector selector, String namespace);
+
+    /** The inputs as {@code informers}, one for each input resource, cache them. */
+    static Inputs of(Map<ApiResource, ? extends InformerLease> informers) {
+      return new Inputs() {
+        @Override
+        public Optional<KubeObject> get(ApiResource resource, String namespace, String name) {
+          return informers.get(resource).get(namespace, name);
+        }
+
+        @Override
+        public List<KubeObject> candidates(ApiResource resource, LabelSelector selector, String namespace) {
+          return informers.get(resource).candidates(selector, namespace);
+        }
+      };
+    }
   }
 
   /**
