@@ -58,7 +58,8 @@ class ApplyFixturesTest {
     String expectedAnnotation = fixture.has("expectedLastApplied")
         ? fixture.get("expectedLastApplied").stringValue()
         : GoJson.marshal(LastAppliedConfiguration.withoutAnnotation(desired));
-    assertThat(LastAppliedConfiguration.raw(result.object())).as("last-applied annotation").isEqualTo(expectedAnnotation);
+    assertThat(LastAppliedConfiguration.raw(result.object())).as("last-applied annotation")
+        .isEqualTo(expectedAnnotation);
 
     assertThat(GoJson.marshal(desired)).as("desired is not mutated").isEqualTo(desiredBefore);
     if (observed != null) {
@@ -67,7 +68,8 @@ class ApplyFixturesTest {
       ObjectNode cleanDesired = LastAppliedConfiguration.withoutAnnotation(desired);
       ApplyResult full = DynamicApply.mergeUpdate((ObjectNode) observed, cleanDesired, GoJson.marshal(cleanDesired));
       assertThat(full.changed()).as("full merge agrees on changed").isEqualTo(result.changed());
-      assertThat(GoJson.marshal(full.object())).as("full merge agrees on the object").isEqualTo(GoJson.marshal(result.object()));
+      assertThat(GoJson.marshal(full.object())).as("full merge agrees on the object")
+          .isEqualTo(GoJson.marshal(result.object()));
     }
   }
 

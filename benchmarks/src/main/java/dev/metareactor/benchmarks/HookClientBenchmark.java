@@ -154,7 +154,8 @@ public class HookClientBenchmark {
       case "response" -> """
           {"status":{"ready":3,"observedGeneration":3},
            "children":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w1-config",
-             "labels":{"app":"widget"}},"data":{"mode":"fast","level":"3","checksum":"8d777f385d3dfec8815d20f7496026dc"}},
+             "labels":{"app":"widget"}},
+             "data":{"mode":"fast","level":"3","checksum":"8d777f385d3dfec8815d20f7496026dc"}},
             {"apiVersion":"v1","kind":"Service","metadata":{"name":"w1","labels":{"app":"widget"}},
              "spec":{"selector":{"app":"widget"},"ports":[{"name":"http","port":80,"targetPort":8080}]}},
             {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w1","labels":{"app":"widget"}},

@@ -146,7 +146,8 @@ public class KubeObjectBenchmark {
   static final String POD = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-7d4b9c6f5d-x2x9k\","
       + "\"generateName\":\"web-7d4b9c6f5d-\",\"namespace\":\"prod\",\"uid\":\"8a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9\","
       + "\"resourceVersion\":\"9918273\",\"creationTimestamp\":\"2026-11-23T12:00:00Z\",\"labels\":{\"app\":\"web\","
-      + "\"pod-template-hash\":\"7d4b9c6f5d\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+      + "\"pod-template-hash\":\"7d4b9c6f5d\"},\"ownerReferences\":["
+      + "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
       + "\"name\":\"web-7d4b9c6f5d\",\"uid\":\"1f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718\",\"controller\":true,"
       + "\"blockOwnerDeletion\":true}],\"managedFields\":[" + MANAGED_FIELD_ENTRIES + "," + MANAGED_FIELD_ENTRIES
       + "]},\"spec\":{\"containers\":[" + CONTAINER.replace("NAME", "app") + "," + CONTAINER.replace("NAME", "sidecar")

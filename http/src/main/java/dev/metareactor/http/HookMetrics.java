@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  *
  * <p>Circuit breaker and retry state per endpoint come from Resilience4j's own meters
- * ({@code resilience4j_circuitbreaker_state{name=<url>}}, {@code resilience4j_circuitbreaker_not_permitted_calls_total},
+ * ({@code resilience4j_circuitbreaker_state{name=<url>}}, {@code
+ * resilience4j_circuitbreaker_not_permitted_calls_total},
  * {@code resilience4j_retry_calls_total}), see {@link HookResilience}.
  *
  * <p>Thread-safe. Meters are registered once per hook and URL; {@link HookClient} shares one instance between

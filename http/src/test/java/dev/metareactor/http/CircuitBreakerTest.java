@@ -1,7 +1,6 @@
 package dev.metareactor.http;
 
 import static dev.metareactor.http.Fixtures.ROOT;
-import static dev.metareactor.http.Fixtures.SYNC;
 import static dev.metareactor.http.Fixtures.fail;
 import static dev.metareactor.http.Fixtures.request;
 import static dev.metareactor.http.Fixtures.succeed;

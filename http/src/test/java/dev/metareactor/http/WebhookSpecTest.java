@@ -11,10 +11,10 @@ import ch.qos.logback.core.read.ListAppender;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 class WebhookSpecTest {
@@ -22,7 +22,8 @@ class WebhookSpecTest {
   @Test
   void aFullUrlWinsOverServiceAndPath() {
     WebhookSpec spec = WebhookSpec.fromJson(json(
-        "{\"url\":\"https://hooks.example.com/sync\",\"service\":{\"name\":\"x\",\"namespace\":\"y\"},\"path\":\"/p\"}"));
+        "{\"url\":\"https://hooks.example.com/sync\",\"service\":"
+        + "{\"name\":\"x\",\"namespace\":\"y\"},\"path\":\"/p\"}"));
 
     assertThat(spec.endpoint().uri()).isEqualTo(URI.create("https://hooks.example.com/sync"));
     assertThat(spec.endpoint().secure()).isTrue();
@@ -43,7 +44,8 @@ class WebhookSpecTest {
   @Test
   void aServiceWithPortAndProtocol() {
     WebhookSpec spec = WebhookSpec.fromJson(json(
-        "{\"service\":{\"name\":\"hooks\",\"namespace\":\"ns\",\"port\":8443,\"protocol\":\"https\"},\"path\":\"/s\"}"));
+        "{\"service\":{\"name\":\"hooks\",\"namespace\":\"ns\",\"port\":"
+        + "8443,\"protocol\":\"https\"},\"path\":\"/s\"}"));
 
     assertThat(spec.endpoint().toString()).isEqualTo("https://hooks.ns:8443/s");
   }
@@ -72,8 +74,10 @@ class WebhookSpecTest {
       "{\"url\":5}|'url' must be a string",
       "{\"url\":\"http://x/\",\"timeout\":\"10\"}|'timeout': missing unit in duration '10'",
       "{\"url\":\"http://x/\",\"etag\":{\"enabled\":\"yes\"}}|'etag.enabled' must be a boolean",
-      "{\"url\":\"http://x/\",\"etag\":{\"cacheTimeoutSeconds\":1.5}}|'etag.cacheTimeoutSeconds' must be a 32-bit integer",
-      "{\"service\":{\"name\":\"a\",\"namespace\":\"b\",\"port\":\"80\"},\"path\":\"/\"}|'service.port' must be a 32-bit",
+      "{\"url\":\"http://x/\",\"etag\":{\"cacheTimeoutSeconds\":1.5}}|'etag.cacheTimeoutSeconds' must be a 32-bit"
+      + " integer",
+      "{\"service\":{\"name\":\"a\",\"namespace\":\"b\",\"port\":\"80\"},\"path\":\"/\"}|'service.port' must be a"
+      + " 32-bit",
       "{\"service\":{\"name\":\"a\",\"namespace\":\"b\"},\"path\":\"sync\"}|'path' must start with '/': sync"})
   void rejectsWhatCannotBeCalled(String webhook, String message) {
     assertThatThrownBy(() -> WebhookSpec.fromJson(json(webhook)))

@@ -39,11 +39,13 @@ class ApplyCommandTest {
 
   @Test
   void updatePreviewPrintsChangedAndMergedObject() throws IOException {
-    String lastApplied = "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"1\",\"b\":\"2\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}";
+    String lastApplied = "{\"apiVersion\":\"v1\",\"data\":"
+        + "{\"a\":\"1\",\"b\":\"2\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}";
     Path observed = file("observed.json", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
         + "\"resourceVersion\":\"7\",\"annotations\":{\"" + LastAppliedConfiguration.ANNOTATION + "\":"
         + MAPPER.writeValueAsString(lastApplied) + "}},\"data\":{\"a\":\"1\",\"b\":\"2\",\"foreign\":\"x\"}}");
-    Path desired = file("desired.json", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":\"9\"}}");
+    Path desired = file("desired.json",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":\"9\"}}");
 
     assertThat(run("--observed", observed.toString(), "--desired=" + desired)).isZero();
 
@@ -53,14 +55,17 @@ class ApplyCommandTest {
     assertThat(object.get("data").toString()).isEqualTo("{\"a\":\"9\",\"foreign\":\"x\"}");
     assertThat(object.at("/metadata/resourceVersion").stringValue()).isEqualTo("7");
     assertThat(LastAppliedConfiguration.raw(object))
-        .isEqualTo("{\"apiVersion\":\"v1\",\"data\":{\"a\":\"9\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}");
+        .isEqualTo("{\"apiVersion\":\"v1\",\"data\":{\"a\":\"9\"},\"kind\":\"ConfigMap\",\"metadata\":"
+        + "{\"name\":\"c\"}}");
     assertThat(stderr()).isEmpty();
   }
 
   @Test
   void unchangedObjectReportsFalse() throws IOException {
-    String desiredText = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":\"1\"}}";
-    Path observed = file("observed.json", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\",\"annotations\":{\""
+    String desiredText = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"},\"data\":"
+        + "{\"a\":\"1\"}}";
+    Path observed = file("observed.json",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\",\"annotations\":{\""
         + LastAppliedConfiguration.ANNOTATION + "\":" + MAPPER.writeValueAsString(
             "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"1\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}")
         + "}},\"data\":{\"a\":\"1\"}}");
@@ -75,7 +80,8 @@ class ApplyCommandTest {
   @Test
   void numbersPrintAsTheEngineWritesThem() throws IOException {
     Path desired = file("desired.json", "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
-        + "\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":3.0,\"list\":[1E+2,-0.0],\"big\":1e20,\"text\":\"3.0\"}}");
+        + "\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":3.0,\"list\":[1E+2,-0.0],\"big\":"
+        + "1e20,\"text\":\"3.0\"}}");
 
     assertThat(run("--desired", desired.toString(), "--compact")).isZero();
 
@@ -107,7 +113,8 @@ class ApplyCommandTest {
   void invalidJsonIsOneLineErrorAndExitTwo() throws IOException {
     Path desired = file("desired.json", "{\"apiVersion\": \"v1\",\n  \"kind\": ");
     assertThat(run("--desired", desired.toString())).isEqualTo(2);
-    assertThat(stderr()).startsWith("metareactor-apply: desired file").contains("is not valid JSON").containsOnlyOnce("\n");
+    assertThat(stderr()).startsWith("metareactor-apply: desired file").contains("is not valid JSON")
+        .containsOnlyOnce("\n");
   }
 
   @Test

@@ -201,7 +201,8 @@ final class Cluster implements AutoCloseable {
   }
 
   /**
-   * Deletes every bench parent and ConfigMap (children and inputs) of {@code namespace} (two delete-collection requests) and waits until
+   * Deletes every bench parent and ConfigMap (children and inputs) of {@code namespace} (two delete-collection
+   * requests) and waits until
    * they are gone, so the next run starts from nothing and no deletion competes with it for the CPU.
    */
   void deleteBenchObjects(String namespace, Duration timeout) throws InterruptedException {

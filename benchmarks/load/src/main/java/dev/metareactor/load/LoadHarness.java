@@ -47,7 +47,8 @@ public final class LoadHarness implements Callable<Integer> {
       description = "ConfigMaps per parent, or per input for map (default: ${DEFAULT-VALUE}).")
   int children;
 
-  @Option(names = "--runs", defaultValue = "3", description = "Repetitions per engine and size (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--runs", defaultValue = "3",
+      description = "Repetitions per engine and size (default: ${DEFAULT-VALUE}).")
   int runs;
 
   @Option(names = "--controller", defaultValue = "composite",
@@ -87,7 +88,8 @@ public final class LoadHarness implements Callable<Integer> {
   @Option(names = "--namespace", defaultValue = "load-bench", description = "Namespace of the bench objects.")
   String namespace;
 
-  @Option(names = "--repository", defaultValue = ".", description = "The Metareactor checkout (default: the current directory).")
+  @Option(names = "--repository", defaultValue = ".",
+      description = "The Metareactor checkout (default: the current directory).")
   Path repository;
 
   @Option(names = "--state", description = "State directory of the local control plane (METAREACTOR_STATE of "
@@ -97,7 +99,8 @@ public final class LoadHarness implements Callable<Integer> {
   @Option(names = "--out", description = "Where results go (default: benchmarks/load/results/<UTC time>).")
   Path out;
 
-  @Option(names = "--cache", description = "Build cache for loadkit (default: $METAREACTOR_CACHE or ~/.cache/metareactor).")
+  @Option(names = "--cache",
+      description = "Build cache for loadkit (default: $METAREACTOR_CACHE or ~/.cache/metareactor).")
   Path cache;
 
   public static void main(String[] args) {
@@ -206,7 +209,8 @@ public final class LoadHarness implements Callable<Integer> {
 
   private static Path defaultCache() {
     String env = System.getenv("METAREACTOR_CACHE");
-    return env != null && !env.isBlank() ? Path.of(env) : Path.of(System.getProperty("user.home"), ".cache", "metareactor");
+    return env != null && !env.isBlank() ? Path.of(env) : Path.of(System.getProperty("user.home"), ".cache",
+        "metareactor");
   }
 
   /** {@code 60s}, {@code 10m}, {@code 500ms}. */

@@ -87,7 +87,8 @@ final class Report {
     StringBuilder md = new StringBuilder();
     List<String> engines = new ArrayList<>(harness.engines().keySet());
     md.append("Controller: ").append(harness.controller()).append(", ").append(harness.children())
-        .append(" ConfigMap children per ").append(unit(harness)).append(", flags `").append(String.join(" ", harness.flags()))
+        .append(" ConfigMap children per ").append(unit(harness))
+        .append(", flags `").append(String.join(" ", harness.flags()))
         .append("`, medians of ").append(harness.repetitions()).append(" alternating runs.\n\n");
     for (int size : harness.sizes()) {
       md.append("### ").append(size).append(' ').append(unit(harness)).append("s\n\n");

@@ -90,7 +90,8 @@ record RequestCounts(Map<String, Long> byRequest) {
       } else {
         String group = ref.path("apiGroup").asString("");
         String sub = ref.path("subresource").asString("");
-        what = ref.path("resource").asString() + (group.isEmpty() ? "" : "." + group) + (sub.isEmpty() ? "" : "/" + sub);
+        what = ref.path("resource").asString() + (group.isEmpty() ? "" : "." + group)
+            + (sub.isEmpty() ? "" : "/" + sub);
       }
       int code = event.path("responseStatus").path("code").asInt(200);
       return event.path("verb").asString("?") + " " + what + (code >= 300 && code != 0 ? " (" + code + ")" : "");

@@ -47,7 +47,8 @@ public final class EngineCommand implements Callable<Integer> {
   String kubeconfig;
 
   @Option(names = {"--discovery-interval", "-discovery-interval"}, paramLabel = "DURATION", defaultValue = "30s",
-      converter = DurationConverter.class, description = "How often to refresh API discovery (default: ${DEFAULT-VALUE}).")
+      converter = DurationConverter.class,
+          description = "How often to refresh API discovery (default: ${DEFAULT-VALUE}).")
   Duration discoveryInterval;
 
   @Option(names = {"--cache-flush-interval", "-cache-flush-interval"}, paramLabel = "DURATION", defaultValue = "30m",
@@ -56,7 +57,8 @@ public final class EngineCommand implements Callable<Integer> {
   Duration cacheFlushInterval;
 
   @Option(names = {"--metrics-address", "-metrics-address"}, paramLabel = "ADDR", defaultValue = ":9999",
-      converter = AddressConverter.class, description = "Where to serve /metrics; 0 disables (default: ${DEFAULT-VALUE}).")
+      converter = AddressConverter.class,
+          description = "Where to serve /metrics; 0 disables (default: ${DEFAULT-VALUE}).")
   ListenAddress metricsAddress;
 
   @Option(names = {"--health-probe-bind-address", "-health-probe-bind-address"}, paramLabel = "ADDR",
@@ -79,7 +81,8 @@ public final class EngineCommand implements Callable<Integer> {
 
   @Option(names = {"--events-qps", "-events-qps"}, paramLabel = "QPS", defaultValue = "1/300",
       converter = RateConverter.class,
-      description = "Sustained rate of Kubernetes Events per object; a number or a fraction (default: ${DEFAULT-VALUE}).")
+      description = "Sustained rate of Kubernetes Events per object; a number or a fraction "
+          + "(default: ${DEFAULT-VALUE}).")
   double eventsQps;
 
   @Option(names = {"--events-burst", "-events-burst"}, paramLabel = "N", defaultValue = "25",
@@ -121,7 +124,8 @@ public final class EngineCommand implements Callable<Integer> {
   String ssaFieldManager;
 
   @Option(names = {"--zap-log-level", "-zap-log-level"}, paramLabel = "LEVEL", defaultValue = "",
-      description = "debug, info, error, or a verbosity > 0 (1-4: debug, 5+: trace); default info (debug with --zap-devel).")
+      description = "debug, info, error, or a verbosity > 0 (1-4: debug, 5+: trace); default info (debug with"
+          + " --zap-devel).")
   String zapLogLevel;
 
   @Option(names = {"--zap-devel", "-zap-devel"}, arity = "0..1", fallbackValue = "true", defaultValue = "false",
@@ -151,7 +155,8 @@ public final class EngineCommand implements Callable<Integer> {
       converter = DurationConverter.class, description = "Longest retry delay (default: ${DEFAULT-VALUE}).")
   Duration retryMaxDelay;
 
-  @Option(names = {"--retry-qps", "-retry-qps"}, paramLabel = "QPS", defaultValue = "10", converter = RateConverter.class,
+  @Option(names = {"--retry-qps", "-retry-qps"}, paramLabel = "QPS", defaultValue = "10",
+      converter = RateConverter.class,
       description = "Retries per second across all parents of one controller (default: ${DEFAULT-VALUE}).")
   double retryQps;
 

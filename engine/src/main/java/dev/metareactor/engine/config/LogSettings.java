@@ -66,7 +66,8 @@ public record LogSettings(String level, boolean json, TimeEncoding time) {
       json = switch (encoder.strip().toLowerCase(Locale.ROOT)) {
         case "json" -> true;
         case "console" -> false;
-        default -> throw new IllegalArgumentException("invalid --zap-encoder '" + encoder + "': expected json or console");
+        default -> throw new IllegalArgumentException("invalid --zap-encoder '" + encoder
+            + "': expected json or console");
       };
     }
     return new LogSettings(level(zapLevel, devel), json, TimeEncoding.parse(timeEncoding));

@@ -1,11 +1,11 @@
 package dev.metareactor.engine.controller;
 
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.OwnerRef;
 import dev.metareactor.engine.selector.LabelSelector;
 import java.util.ArrayList;
@@ -39,7 +39,8 @@ import tools.jackson.databind.node.ObjectNode;
  *
  * <p>Candidates come from the informer indexes: the objects controlled by the parent's UID, and the objects that
  * carry one label the selector requires (or, for a selector without such a label, the orphans of the parent's
- * namespace), of which only orphans are considered. Writes are JSON merge patches carrying the object's resourceVersion, so a concurrent change makes
+ * namespace), of which only orphans are considered. Writes are JSON merge patches carrying the object's
+ * resourceVersion, so a concurrent change makes
  * the claim fail with a conflict and the parent is synced again, never a lost update.
  */
 public final class ChildClaimer {

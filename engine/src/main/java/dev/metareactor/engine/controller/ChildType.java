@@ -1,8 +1,8 @@
 package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.UpdateMethod;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.informer.InformerLease;
+import dev.metareactor.engine.kube.ApiResource;
 import java.util.Objects;
 
 /** A child resource a hosted controller manages: what it is, its informer, and how changed children update. */

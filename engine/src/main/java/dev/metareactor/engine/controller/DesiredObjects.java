@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller;
 
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,10 +1,10 @@
 package dev.metareactor.engine.controller;
 
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;

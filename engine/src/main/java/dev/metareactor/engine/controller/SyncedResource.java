@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller;
 
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.informer.InformerLease;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
 import java.util.Objects;

@@ -3,11 +3,11 @@ package dev.metareactor.engine.events;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.config.RateLimit;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
-import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.ratelimit.TokenBucket;
 import java.time.Clock;
 import java.time.Duration;
@@ -27,7 +27,8 @@ import tools.jackson.databind.node.ObjectNode;
  *       cannot flood the API server; events past the limit are dropped (and logged at debug);</li>
  *   <li>aggregated: the same type, reason and message on the same object again within ten minutes increments
  *       {@code count} on the existing Event instead of creating another;</li>
- *   <li>asynchronous: {@link #record} returns at once; writes go through the engine's rate-limited {@link ObjectApi}.</li>
+ *   <li>asynchronous: {@link #record} returns at once; writes go through the engine's rate-limited {@link
+ *   ObjectApi}.</li>
  * </ul>
  * Events about cluster-scoped objects go to the {@code default} namespace, as Metacontroller's do.
  */

@@ -1,11 +1,11 @@
 package dev.metareactor.engine.hook;
 
 import dev.metareactor.engine.config.Scheduling;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.discovery.DiscoveredResources;
 import dev.metareactor.engine.hook.WebhookMaterials.ObjectRef;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.Informers;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookIdentity;

@@ -127,7 +127,8 @@ public record SyncResponse(ObjectNode status, List<ObjectNode> children, Duratio
 
   private static ObjectNode checkChild(JsonNode child, String field) {
     if (child == null || !child.isObject()) {
-      throw new HookResponseException(field + " must be an object, got " + (child == null ? "nothing" : child.getNodeType()));
+      throw new HookResponseException(field + " must be an object, got "
+          + (child == null ? "nothing" : child.getNodeType()));
     }
     requireText(child.get("apiVersion"), field + ".apiVersion");
     requireText(child.get("kind"), field + ".kind");

@@ -1,9 +1,9 @@
 package dev.metareactor.engine.host;
 
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;

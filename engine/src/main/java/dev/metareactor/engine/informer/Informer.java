@@ -1,7 +1,7 @@
 package dev.metareactor.engine.informer;
 
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeJson;

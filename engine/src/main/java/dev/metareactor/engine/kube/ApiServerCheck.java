@@ -44,7 +44,8 @@ public final class ApiServerCheck {
         return version;
       } catch (RuntimeException e) {
         last = e;
-        LOG.warn("Communication with K8s API server failed. Retrying... ({}/{}: {})", attempt, attempts, e.getMessage());
+        LOG.warn("Communication with K8s API server failed. Retrying... ({}/{}: {})", attempt, attempts,
+            e.getMessage());
         if (attempt < attempts) {
           sleep();
         }

@@ -108,7 +108,8 @@ public record LabelSelector(List<Requirement> requirements) {
             values.add(value.asString());
           }
         }
-        requirements.add(new Requirement(key.stringValue(), Requirement.Operator.fromApi(operator.stringValue()), values));
+        requirements.add(new Requirement(key.stringValue(), Requirement.Operator.fromApi(operator.stringValue()),
+            values));
       }
     }
     return new LabelSelector(requirements);
@@ -166,7 +167,8 @@ public record LabelSelector(List<Requirement> requirements) {
     int equals = term.indexOf('=');
     if (equals > 0) {
       String rest = term.substring(equals + 1);
-      return Requirement.in(key(term.substring(0, equals), whole), value(rest.startsWith("=") ? rest.substring(1) : rest, whole));
+      String value = rest.startsWith("=") ? rest.substring(1) : rest;
+      return Requirement.in(key(term.substring(0, equals), whole), value(value, whole));
     }
     String[] words = term.split("\\s+", 2);
     if (words.length == 2) {
@@ -181,7 +183,8 @@ public record LabelSelector(List<Requirement> requirements) {
         for (String v : set.substring(1, set.length() - 1).split(",")) {
           values.add(value(v, whole));
         }
-        return new Requirement(key(words[0], whole), notIn ? Requirement.Operator.NOT_IN : Requirement.Operator.IN, values);
+        return new Requirement(key(words[0], whole), notIn ? Requirement.Operator.NOT_IN : Requirement.Operator.IN,
+            values);
       }
       throw new IllegalArgumentException("unknown operator in label selector term '" + term + "'");
     }
@@ -190,7 +193,8 @@ public record LabelSelector(List<Requirement> requirements) {
 
   private static String key(String key, String whole) {
     String k = key.strip();
-    if (k.isEmpty() || !k.matches("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9](/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")) {
+    if (k.isEmpty()
+        || !k.matches("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9](/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")) {
       throw new IllegalArgumentException("invalid label key '" + k + "' in label selector '" + whole + "'");
     }
     return k;

@@ -7,7 +7,6 @@ import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
 import dev.metareactor.engine.controller.map.MapController;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.host.ControllerContext;
@@ -15,6 +14,7 @@ import dev.metareactor.engine.host.ControllerHost;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.informer.SharedInformers;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiServerCheck;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeApi;
@@ -255,7 +255,8 @@ public final class Engine implements AutoCloseable {
   }
 
   private static Optional<InetSocketAddress> socketAddress(ListenAddress address) {
-    return address.enabled() ? Optional.of(new InetSocketAddress(address.bindHost(), address.port())) : Optional.empty();
+    return address.enabled() ? Optional.of(new InetSocketAddress(address.bindHost(), address.port()))
+        : Optional.empty();
   }
 
   /** This replica's name in Events and the lease: the host (pod) name and a random suffix, as controller-runtime. */

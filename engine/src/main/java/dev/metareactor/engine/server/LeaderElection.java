@@ -2,8 +2,8 @@ package dev.metareactor.engine.server;
 
 import dev.metareactor.engine.config.LeaderElectionSettings;
 import dev.metareactor.engine.config.Scheduling;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
@@ -219,7 +219,8 @@ final class LeaderElection implements AutoCloseable {
     ObjectNode spec = KubeJson.nodes().objectNode();
     spec.put("holderIdentity", identity);
     spec.put("leaseDurationSeconds", LEASE_DURATION.toSeconds());
-    spec.put("acquireTime", ours && old.has("acquireTime") ? old.get("acquireTime").asString() : MICRO_TIME.format(now));
+    spec.put("acquireTime",
+        ours && old.has("acquireTime") ? old.get("acquireTime").asString() : MICRO_TIME.format(now));
     spec.put("renewTime", MICRO_TIME.format(now));
     spec.put("leaseTransitions", old.path("leaseTransitions").asInt(0) + (ours ? 0 : 1));
     tree.set("spec", spec);

@@ -4,7 +4,8 @@
  *
  * <h2>Thread map</h2>
  *
- * <p>{@code Engine} picks the schedulers and clocks once ({@link dev.metareactor.engine.config.Scheduling#production()})
+ * <p>{@code Engine} picks the schedulers and clocks once ({@link
+ * dev.metareactor.engine.config.Scheduling#production()})
  * and hands them down through the controller context; nothing below it picks its own, so a test can run a controller
  * in virtual time. In production:
  *

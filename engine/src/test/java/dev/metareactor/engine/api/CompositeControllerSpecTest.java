@@ -56,7 +56,8 @@ class CompositeControllerSpecTest {
         "{\"parentResource\": {\"apiVersion\": \"v1\", \"resource\": \"x\"}}")))
         .hasMessage("spec.hooks: no hooks defined");
     assertThatThrownBy(() -> CompositeControllerSpec.parse(controller(
-        "{\"parentResource\": {\"apiVersion\": \"v1\", \"resource\": \"x\"}, \"hooks\": {\"customize\": {\"webhook\": {}}}}")))
+        "{\"parentResource\": {\"apiVersion\": \"v1\", \"resource\": \"x\"}, \"hooks\": {\"customize\": {\"webhook\":"
+        + " {}}}}")))
         .hasMessage("spec.hooks: neither a sync nor a finalize hook is defined");
     assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
         {"parentResource": {"apiVersion": "v1", "resource": "x"},
@@ -69,7 +70,8 @@ class CompositeControllerSpecTest {
          "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
         .hasMessageStartingWith("spec.childResources[0].updateStrategy.method: RollingRecreate is not supported yet");
     assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
-        {"parentResource": {"apiVersion": "v1", "resource": "x", "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}},
+        {"parentResource": {"apiVersion": "v1", "resource": "x",
+                            "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}},
          "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
         .hasMessageStartingWith("spec.parentResource.labelSelector: ");
     assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""

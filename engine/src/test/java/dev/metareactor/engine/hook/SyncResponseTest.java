@@ -51,16 +51,23 @@ class SyncResponseTest {
     SyncResponse.UnknownFields loose = SyncResponse.UnknownFields.LOOSE;
     assertThatThrownBy(() -> parse("[1]", loose, ignored)).hasMessageContaining("must be a JSON object");
     assertThatThrownBy(() -> parse("{\"status\": 5}", loose, ignored)).hasMessageContaining("status must be an object");
-    assertThatThrownBy(() -> parse("{\"children\": {}}", loose, ignored)).hasMessageContaining("children must be a list");
-    assertThatThrownBy(() -> parse("{\"children\": [null]}", loose, ignored)).hasMessageContaining("children[0] must be an object");
-    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"metadata\": {\"name\": \"x\"}}]}", loose, ignored))
+    assertThatThrownBy(() -> parse("{\"children\": {}}", loose, ignored))
+        .hasMessageContaining("children must be a list");
+    assertThatThrownBy(() -> parse("{\"children\": [null]}", loose, ignored))
+        .hasMessageContaining("children[0] must be an object");
+    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"metadata\": {\"name\": \"x\"}}]}", loose,
+        ignored))
         .hasMessageContaining("children[0].kind is required");
-    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {}}]}", loose, ignored))
+    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {}}]}",
+        loose, ignored))
         .hasMessageContaining("children[0].metadata.name is required");
-    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"p\", \"labels\": {\"a\": 1}}}]}", loose, ignored))
+    assertThatThrownBy(() -> parse("{\"children\": [{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\":"
+        + " {\"name\": \"p\", \"labels\": {\"a\": 1}}}]}", loose, ignored))
         .hasMessageContaining("children[0].metadata.labels.a must be a string");
-    assertThatThrownBy(() -> parse("{\"resyncAfterSeconds\": \"soon\"}", loose, ignored)).hasMessageContaining("resyncAfterSeconds must be a number");
-    assertThatThrownBy(() -> parse("{\"finalized\": \"yes\"}", loose, ignored)).hasMessageContaining("finalized must be true or false");
+    assertThatThrownBy(() -> parse("{\"resyncAfterSeconds\": \"soon\"}", loose, ignored))
+        .hasMessageContaining("resyncAfterSeconds must be a number");
+    assertThatThrownBy(() -> parse("{\"finalized\": \"yes\"}", loose, ignored))
+        .hasMessageContaining("finalized must be true or false");
     assertThatThrownBy(() -> parse("{\"Status\": {}}", SyncResponse.UnknownFields.STRICT, ignored))
         .hasMessageContaining("unknown field \"Status\"");
   }

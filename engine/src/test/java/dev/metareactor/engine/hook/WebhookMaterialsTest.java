@@ -32,7 +32,8 @@ class WebhookMaterialsTest {
 
   @Test
   void theWebhooksOwnFieldsWinOverEndpointConfigsCompletely() {
-    WebhookMaterials own = of("{\"authorization\":{\"secretRef\":{\"name\":\"token\",\"namespace\":\"ops\",\"key\":\"t\"}}}",
+    WebhookMaterials own = of("{\"authorization\":{\"secretRef\":"
+        + "{\"name\":\"token\",\"namespace\":\"ops\",\"key\":\"t\"}}}",
         "[{\"host\":\"hooks.example.com\",\"caBundle\":{\"inline\":\"PEM\"}}]");
     assertThat(own.authorization()).isPresent();
     assertThat(own.caBundle()).as("not merged with the endpoint config").isEmpty();
@@ -60,9 +61,11 @@ class WebhookMaterialsTest {
     assertThatThrownBy(() -> of("{\"authorization\":{\"secretRef\":{\"name\":\"a\",\"namespace\":\"b\",\"key\":\"t\"}},"
         + "\"basicAuth\":{\"secretRef\":{\"name\":\"a\",\"namespace\":\"b\"}}}", null))
         .isInstanceOf(InvalidControllerException.class).hasMessageContaining("mutually exclusive");
-    assertThatThrownBy(() -> of("{\"authorization\":{\"type\":\"basic\",\"secretRef\":{\"name\":\"a\",\"namespace\":\"b\","
+    assertThatThrownBy(() -> of("{\"authorization\":{\"type\":\"basic\",\"secretRef\":"
+        + "{\"name\":\"a\",\"namespace\":\"b\","
         + "\"key\":\"t\"}}}", null)).hasMessageContaining("use the basicAuth field instead");
-    assertThatThrownBy(() -> of("{\"caBundle\":{\"inline\":\"x\",\"configMapRef\":{\"name\":\"a\",\"namespace\":\"b\"}}}",
+    assertThatThrownBy(() -> of("{\"caBundle\":{\"inline\":\"x\",\"configMapRef\":"
+        + "{\"name\":\"a\",\"namespace\":\"b\"}}}",
         null)).hasMessageContaining("exactly one of inline, secretRef and configMapRef");
     assertThatThrownBy(() -> of("{\"clientTLS\":{}}", null)).hasMessageContaining("clientTLS.secretRef: required");
     assertThatThrownBy(() -> of("{\"authorization\":{\"secretRef\":{\"name\":\"a\",\"namespace\":\"b\"}}}", null))

@@ -1,9 +1,9 @@
 package dev.metareactor.engine.host;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static dev.metareactor.engine.testing.ObjectEvents.added;
 import static dev.metareactor.engine.testing.ObjectEvents.deleted;
 import static dev.metareactor.engine.testing.ObjectEvents.updated;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.cli.EngineCommand;

@@ -38,7 +38,8 @@ final class FakeApiServer implements AutoCloseable {
   }
 
   private final DisposableServer server;
-  /** List pages by continue token ("" for the first); a token answers its queued pages in turn, the last one for good. */
+  /** List pages by continue token ("" for the first); a token answers its queued pages in turn, the last one for good.
+   * */
   private final Map<String, java.util.Deque<String>> pages = new ConcurrentHashMap<>();
   private final BlockingQueue<Watch> watches = new LinkedBlockingQueue<>();
   final List<Map<String, List<String>>> requests = new CopyOnWriteArrayList<>();
@@ -93,7 +94,8 @@ final class FakeApiServer implements AutoCloseable {
     if (body == null) {
       return response.status(HttpResponseStatus.GONE).sendString(Mono.just("{\"kind\":\"Status\",\"code\":410}"));
     }
-    return response.status(HttpResponseStatus.OK).header("Content-Type", "application/json").sendString(Mono.just(body));
+    return response.status(HttpResponseStatus.OK).header("Content-Type", "application/json")
+        .sendString(Mono.just(body));
   }
 
   @Override

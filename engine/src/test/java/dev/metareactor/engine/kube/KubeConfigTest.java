@@ -30,7 +30,8 @@ class KubeConfigTest {
     Files.writeString(file, "apiVersion: v1\nkind: Config\n"
         + (current == null ? "" : "current-context: " + current + "\n")
         + "clusters:\n" + clusters + "users:\n" + users
-        + "contexts:\n- name: main\n  context: {cluster: c, user: u}\n- name: other\n  context: {cluster: c2, user: u2}\n");
+        + "contexts:\n- name: main\n  context: {cluster: c, user: u}\n- name: other\n  context: {cluster: c2, user:"
+        + " u2}\n");
     return file;
   }
 
@@ -83,7 +84,8 @@ class KubeConfigTest {
   void anExecPluginsTokenIsUsedAndRenewedBeforeItExpires() throws Exception {
     Path plugin = dir.resolve("plugin.sh");
     // The plugin proves it was told it runs non-interactively, as client-go tells it.
-    Files.writeString(plugin, "#!/bin/sh\ncase \"$KUBERNETES_EXEC_INFO\" in *'\"interactive\":false'*) ;; *) exit 3;; esac\n"
+    Files.writeString(plugin,
+        "#!/bin/sh\ncase \"$KUBERNETES_EXEC_INFO\" in *'\"interactive\":false'*) ;; *) exit 3;; esac\n"
         + "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
         + "\"status\":{\"token\":\"'\"$TOKEN\"'\",\"expirationTimestamp\":\"2099-01-01T00:00:00Z\"}}'\n");
     Files.setPosixFilePermissions(plugin, PosixFilePermissions.fromString("rwx------"));

@@ -15,7 +15,8 @@ class LabelSelectorTest {
 
   @Test
   void stringFormCoversEveryOperator() {
-    LabelSelector selector = LabelSelector.parse("app=web, tier!=db,env in (prod, staging),zone notin (a),team,!legacy");
+    LabelSelector selector = LabelSelector.parse("app=web, tier!=db,env in (prod, staging),zone notin"
+        + " (a),team,!legacy");
     assertThat(selector.matches(Map.of("app", "web", "env", "prod", "team", "x"))).isTrue();
     assertThat(selector.matches(Map.of("app", "web", "env", "prod", "team", "x", "tier", "db"))).isFalse();
     assertThat(selector.matches(Map.of("app", "web", "env", "dev", "team", "x"))).isFalse();
@@ -57,13 +58,16 @@ class LabelSelectorTest {
 
   @Test
   void apiFormErrorsNameTheField() {
-    assertThatThrownBy(() -> LabelSelector.fromApi(MAPPER.readTree("{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Near\"}]}")))
+    assertThatThrownBy(() -> LabelSelector.fromApi(MAPPER.readTree("{\"matchExpressions\":["
+        + "{\"key\":\"a\",\"operator\":\"Near\"}]}")))
         .hasMessageContaining("\"Near\" is not a valid label selector operator");
-    assertThatThrownBy(() -> LabelSelector.fromApi(MAPPER.readTree("{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"In\"}]}")))
+    assertThatThrownBy(() -> LabelSelector.fromApi(MAPPER.readTree("{\"matchExpressions\":["
+        + "{\"key\":\"a\",\"operator\":\"In\"}]}")))
         .hasMessageContaining("values must be non-empty");
     assertThatThrownBy(() -> LabelSelector.fromApi(MAPPER.readTree("{\"matchLabels\":{\"a\":1}}")))
         .hasMessageContaining("matchLabels.a must be a string");
-    assertThatThrownBy(() -> LabelSelector.fromApi(MAPPER.readTree("{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}")))
+    assertThatThrownBy(() -> LabelSelector.fromApi(MAPPER.readTree("{\"matchExpressions\":["
+        + "{\"key\":\"a\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}")))
         .hasMessageContaining("values must be empty");
   }
 }

@@ -77,6 +77,7 @@ class PemTest {
   void aClientCertificateNeedsItsKey() {
     assertThatThrownBy(() -> new TlsMaterials(null, certs.client("pkcs8").certificatePem(), null))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("both a certificate and a private key");
-    assertThat(new TlsMaterials(null, "cert", "key").toString()).doesNotContain("key=").contains("clientCertificate=true");
+    assertThat(new TlsMaterials(null, "cert", "key").toString()).doesNotContain("key=")
+        .contains("clientCertificate=true");
   }
 }

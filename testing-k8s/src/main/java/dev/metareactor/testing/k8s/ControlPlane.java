@@ -26,173 +26,173 @@ import org.slf4j.LoggerFactory;
  */
 public final class ControlPlane {
 
-    public static final String KUBECONFIG_PROPERTY = "metareactor.it.kubeconfig";
-    public static final String KUBECONFIG_ENV = "METAREACTOR_IT_KUBECONFIG";
-    /** Upper bound in minutes for {@code up}, which may include a cold build of the binaries (6-10 min on 2 cores). */
-    public static final String UP_TIMEOUT_PROPERTY = "metareactor.it.upTimeoutMinutes";
+  public static final String KUBECONFIG_PROPERTY = "metareactor.it.kubeconfig";
+  public static final String KUBECONFIG_ENV = "METAREACTOR_IT_KUBECONFIG";
+  /** Upper bound in minutes for {@code up}, which may include a cold build of the binaries (6-10 min on 2 cores). */
+  public static final String UP_TIMEOUT_PROPERTY = "metareactor.it.upTimeoutMinutes";
 
-    static final String SCRIPT = "hack/local-cluster.sh";
+  static final String SCRIPT = "hack/local-cluster.sh";
 
-    private static final Logger LOG = LoggerFactory.getLogger(ControlPlane.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ControlPlane.class);
 
-    private static ControlPlane instance;
-    private static RuntimeException startFailure;
+  private static ControlPlane instance;
+  private static RuntimeException startFailure;
 
-    private final Path repoRoot;
-    private final Path kubeconfig;
-    private final Path kubectl;
-    private final Path stateDir; // null when the cluster is external
+  private final Path repoRoot;
+  private final Path kubeconfig;
+  private final Path kubectl;
+  private final Path stateDir; // null when the cluster is external
 
-    private ControlPlane(Path repoRoot, Path kubeconfig, Path kubectl, Path stateDir) {
-        this.repoRoot = repoRoot;
-        this.kubeconfig = kubeconfig;
-        this.kubectl = kubectl;
-        this.stateDir = stateDir;
+  private ControlPlane(Path repoRoot, Path kubeconfig, Path kubectl, Path stateDir) {
+    this.repoRoot = repoRoot;
+    this.kubeconfig = kubeconfig;
+    this.kubectl = kubectl;
+    this.stateDir = stateDir;
+  }
+
+  /** The control plane of this JVM, started on the first call. A failed start is not retried. */
+  public static synchronized ControlPlane get() {
+    if (instance != null) {
+      return instance;
+    }
+    if (startFailure != null) {
+      throw new IllegalStateException("the local control plane failed to start earlier in this JVM", startFailure);
+    }
+    try {
+      instance = start();
+      return instance;
+    } catch (RuntimeException e) {
+      startFailure = e;
+      throw e;
+    }
+  }
+
+  public Path kubeconfig() {
+    return kubeconfig;
+  }
+
+  public Path kubectlBinary() {
+    return kubectl;
+  }
+
+  public Path repoRoot() {
+    return repoRoot;
+  }
+
+  /** True when this JVM started the control plane (and will stop it at exit). */
+  public boolean managed() {
+    return stateDir != null;
+  }
+
+  private static ControlPlane start() {
+    Path root = findRepoRoot(Path.of(System.getProperty("user.dir")));
+    String external = System.getProperty(KUBECONFIG_PROPERTY, System.getenv(KUBECONFIG_ENV));
+    if (external != null && !external.isBlank()) {
+      Path kc = Path.of(external).toAbsolutePath();
+      if (!Files.isReadable(kc)) {
+        throw new IllegalStateException(KUBECONFIG_PROPERTY + " points to an unreadable file: " + kc);
+      }
+      Path bin = Path.of(run(root, List.of("bash", root.resolve("hack/build-k8s.sh").toString()), Map.of(),
+          Long.getLong(UP_TIMEOUT_PROPERTY, 70)));
+      LOG.info("Using the external control plane of {}", kc);
+      return new ControlPlane(root, kc, bin.resolve("kubectl"), null);
     }
 
-    /** The control plane of this JVM, started on the first call. A failed start is not retried. */
-    public static synchronized ControlPlane get() {
-        if (instance != null) {
-            return instance;
-        }
-        if (startFailure != null) {
-            throw new IllegalStateException("the local control plane failed to start earlier in this JVM", startFailure);
-        }
-        try {
-            instance = start();
-            return instance;
-        } catch (RuntimeException e) {
-            startFailure = e;
-            throw e;
-        }
+    Path state;
+    try {
+      Path base = Path.of(System.getProperty("java.io.tmpdir"));
+      state = Files.createTempDirectory(base, "metareactor-it-").resolve("cluster");
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot create a state directory", e);
     }
+    ControlPlane plane = new ControlPlane(root, state.resolve("kubeconfig"), state.resolve("bin/kubectl"), state);
+    // Registered before `up` so that a JVM that exits during a slow start still stops what was started
+    // (`down` waits for the lock that `up` holds).
+    Runtime.getRuntime().addShutdownHook(new Thread(plane::stop, "metareactor-control-plane-down"));
+    long t0 = System.nanoTime();
+    LOG.info("Starting the local control plane: {} up (state {}); the first run on a machine builds the binaries"
+        + " first (6-10 min on 2 cores)", SCRIPT, state);
+    // The watchdog of `up` stops the control plane even if this JVM is killed (no shutdown hook then).
+    run(root, List.of("bash", root.resolve(SCRIPT).toString(), "up"),
+        Map.of("METAREACTOR_STATE", state.toString(),
+            "METAREACTOR_OWNER_PID", Long.toString(ProcessHandle.current().pid())),
+        Long.getLong(UP_TIMEOUT_PROPERTY, 70));
+    LOG.info("Local control plane ready after {} s: {}", (System.nanoTime() - t0) / 1_000_000_000L,
+        plane.kubeconfig);
+    return plane;
+  }
 
-    public Path kubeconfig() {
-        return kubeconfig;
+  private void stop() {
+    try {
+      run(repoRoot, List.of("bash", repoRoot.resolve(SCRIPT).toString(), "down"),
+          Map.of("METAREACTOR_STATE", stateDir.toString()), 2);
+      // `down` removed the state dir and its lock file beside it; what is left is our temp dir.
+      Files.deleteIfExists(stateDir.getParent());
+    } catch (RuntimeException | IOException e) {
+      System.err.println("metareactor: '" + SCRIPT + " down' failed: " + e);
     }
+  }
 
-    public Path kubectlBinary() {
-        return kubectl;
+  /**
+   * Runs a command, forwarding its output (stdout and stderr merged) line by line to System.err, and returns the
+   * last line. Forwarding through Java keeps the output inside Surefire's channel instead of writing to the forked
+   * JVM's native stdout.
+   */
+  private static String run(Path root, List<String> command, Map<String, String> env, long timeoutMinutes) {
+    String what = String.join(" ", command);
+    ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile())
+        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+        .redirectErrorStream(true);
+    pb.environment().putAll(env);
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot run " + what, e);
     }
-
-    public Path repoRoot() {
-        return repoRoot;
-    }
-
-    /** True when this JVM started the control plane (and will stop it at exit). */
-    public boolean managed() {
-        return stateDir != null;
-    }
-
-    private static ControlPlane start() {
-        Path root = findRepoRoot(Path.of(System.getProperty("user.dir")));
-        String external = System.getProperty(KUBECONFIG_PROPERTY, System.getenv(KUBECONFIG_ENV));
-        if (external != null && !external.isBlank()) {
-            Path kc = Path.of(external).toAbsolutePath();
-            if (!Files.isReadable(kc)) {
-                throw new IllegalStateException(KUBECONFIG_PROPERTY + " points to an unreadable file: " + kc);
-            }
-            Path bin = Path.of(run(root, List.of("bash", root.resolve("hack/build-k8s.sh").toString()), Map.of(),
-                    Long.getLong(UP_TIMEOUT_PROPERTY, 70)));
-            LOG.info("Using the external control plane of {}", kc);
-            return new ControlPlane(root, kc, bin.resolve("kubectl"), null);
+    AtomicReference<String> last = new AtomicReference<>("");
+    Thread pump = new Thread(() -> {
+      try (BufferedReader r = new BufferedReader(
+          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = r.readLine()) != null) {
+          System.err.println("[local-cluster] " + line);
+          if (!line.isBlank()) {
+            last.set(line.trim());
+          }
         }
-
-        Path state;
-        try {
-            Path base = Path.of(System.getProperty("java.io.tmpdir"));
-            state = Files.createTempDirectory(base, "metareactor-it-").resolve("cluster");
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot create a state directory", e);
-        }
-        ControlPlane plane = new ControlPlane(root, state.resolve("kubeconfig"), state.resolve("bin/kubectl"), state);
-        // Registered before `up` so that a JVM that exits during a slow start still stops what was started
-        // (`down` waits for the lock that `up` holds).
-        Runtime.getRuntime().addShutdownHook(new Thread(plane::stop, "metareactor-control-plane-down"));
-        long t0 = System.nanoTime();
-        LOG.info("Starting the local control plane: {} up (state {}); the first run on a machine builds the binaries"
-                + " first (6-10 min on 2 cores)", SCRIPT, state);
-        // The watchdog of `up` stops the control plane even if this JVM is killed (no shutdown hook then).
-        run(root, List.of("bash", root.resolve(SCRIPT).toString(), "up"),
-                Map.of("METAREACTOR_STATE", state.toString(),
-                        "METAREACTOR_OWNER_PID", Long.toString(ProcessHandle.current().pid())),
-                Long.getLong(UP_TIMEOUT_PROPERTY, 70));
-        LOG.info("Local control plane ready after {} s: {}", (System.nanoTime() - t0) / 1_000_000_000L,
-                plane.kubeconfig);
-        return plane;
+      } catch (IOException e) {
+        System.err.println("[local-cluster] output lost: " + e);
+      }
+    }, "metareactor-script-output");
+    pump.setDaemon(true);
+    pump.start();
+    try {
+      if (!p.waitFor(timeoutMinutes, TimeUnit.MINUTES)) {
+        p.destroyForcibly();
+        throw new IllegalStateException(what + " did not finish within " + timeoutMinutes
+            + " min (system property " + UP_TIMEOUT_PROPERTY + ")");
+      }
+      pump.join(TimeUnit.SECONDS.toMillis(10));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      p.destroyForcibly();
+      throw new IllegalStateException("interrupted while running " + what, e);
     }
-
-    private void stop() {
-        try {
-            run(repoRoot, List.of("bash", repoRoot.resolve(SCRIPT).toString(), "down"),
-                    Map.of("METAREACTOR_STATE", stateDir.toString()), 2);
-            // `down` removed the state dir and its lock file beside it; what is left is our temp dir.
-            Files.deleteIfExists(stateDir.getParent());
-        } catch (RuntimeException | IOException e) {
-            System.err.println("metareactor: '" + SCRIPT + " down' failed: " + e);
-        }
+    if (p.exitValue() != 0) {
+      throw new IllegalStateException(what + " failed with exit code " + p.exitValue()
+          + "; its messages are in the test output above (prefixed [local-cluster])");
     }
+    return last.get();
+  }
 
-    /**
-     * Runs a command, forwarding its output (stdout and stderr merged) line by line to System.err, and returns the
-     * last line. Forwarding through Java keeps the output inside Surefire's channel instead of writing to the forked
-     * JVM's native stdout.
-     */
-    private static String run(Path root, List<String> command, Map<String, String> env, long timeoutMinutes) {
-        String what = String.join(" ", command);
-        ProcessBuilder pb = new ProcessBuilder(command).directory(root.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectErrorStream(true);
-        pb.environment().putAll(env);
-        Process p;
-        try {
-            p = pb.start();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot run " + what, e);
-        }
-        AtomicReference<String> last = new AtomicReference<>("");
-        Thread pump = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(
-                    new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    System.err.println("[local-cluster] " + line);
-                    if (!line.isBlank()) {
-                        last.set(line.trim());
-                    }
-                }
-            } catch (IOException e) {
-                System.err.println("[local-cluster] output lost: " + e);
-            }
-        }, "metareactor-script-output");
-        pump.setDaemon(true);
-        pump.start();
-        try {
-            if (!p.waitFor(timeoutMinutes, TimeUnit.MINUTES)) {
-                p.destroyForcibly();
-                throw new IllegalStateException(what + " did not finish within " + timeoutMinutes
-                        + " min (system property " + UP_TIMEOUT_PROPERTY + ")");
-            }
-            pump.join(TimeUnit.SECONDS.toMillis(10));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            p.destroyForcibly();
-            throw new IllegalStateException("interrupted while running " + what, e);
-        }
-        if (p.exitValue() != 0) {
-            throw new IllegalStateException(what + " failed with exit code " + p.exitValue()
-                    + "; its messages are in the test output above (prefixed [local-cluster])");
-        }
-        return last.get();
+  /** The nearest directory at or above {@code start} that contains {@value #SCRIPT}. */
+  static Path findRepoRoot(Path start) {
+    for (Path dir = start.toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      if (Files.isRegularFile(dir.resolve(SCRIPT))) {
+        return dir;
+      }
     }
-
-    /** The nearest directory at or above {@code start} that contains {@value #SCRIPT}. */
-    static Path findRepoRoot(Path start) {
-        for (Path dir = start.toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve(SCRIPT))) {
-                return dir;
-            }
-        }
-        throw new IllegalStateException("no " + SCRIPT + " found in " + start.toAbsolutePath() + " or above it");
-    }
+    throw new IllegalStateException("no " + SCRIPT + " found in " + start.toAbsolutePath() + " or above it");
+  }
 }

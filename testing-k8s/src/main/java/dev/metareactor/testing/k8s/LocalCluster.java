@@ -1,5 +1,15 @@
 package dev.metareactor.testing.k8s;
 
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,18 +22,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-
-import io.fabric8.kubernetes.api.model.DeletionPropagation;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.Namespace;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,179 +33,179 @@ import org.slf4j.LoggerFactory;
  */
 public final class LocalCluster implements AutoCloseable {
 
-    public static final String TEST_LABEL = "metareactor.dev/it";
+  public static final String TEST_LABEL = "metareactor.dev/it";
 
-    private static final Logger LOG = LoggerFactory.getLogger(LocalCluster.class);
-    private static final SecureRandom RANDOM = new SecureRandom();
-    private static final Duration KUBECTL_TIMEOUT = Duration.ofMinutes(2);
-    private static final Duration CRD_TIMEOUT = Duration.ofSeconds(60);
+  private static final Logger LOG = LoggerFactory.getLogger(LocalCluster.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final Duration KUBECTL_TIMEOUT = Duration.ofMinutes(2);
+  private static final Duration CRD_TIMEOUT = Duration.ofSeconds(60);
 
-    private final ControlPlane plane;
-    private final String namespace;
-    private final KubernetesClient client;
-    private final List<HasMetadata> clusterScoped = Collections.synchronizedList(new ArrayList<>());
+  private final ControlPlane plane;
+  private final String namespace;
+  private final KubernetesClient client;
+  private final List<HasMetadata> clusterScoped = Collections.synchronizedList(new ArrayList<>());
 
-    LocalCluster(ControlPlane plane, String namespacePrefix) {
-        this.plane = plane;
-        this.namespace = namespaceName(namespacePrefix);
-        Config base;
-        try {
-            base = Config.fromKubeconfig(Files.readString(plane.kubeconfig()));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + plane.kubeconfig(), e);
-        }
-        this.client = new KubernetesClientBuilder()
-                .withConfig(new ConfigBuilder(base).withNamespace(namespace).build())
-                .build();
-        Namespace ns = new NamespaceBuilder().withNewMetadata().withName(namespace)
-                .addToLabels(TEST_LABEL, "true").endMetadata().build();
-        try {
-            client.namespaces().resource(ns).create();
-        } catch (RuntimeException e) {
-            client.close();
-            throw e;
-        }
+  LocalCluster(ControlPlane plane, String namespacePrefix) {
+    this.plane = plane;
+    this.namespace = namespaceName(namespacePrefix);
+    Config base;
+    try {
+      base = Config.fromKubeconfig(Files.readString(plane.kubeconfig()));
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + plane.kubeconfig(), e);
     }
-
-    /** The kubeconfig of the control plane (admin, a member of system:masters). */
-    public Path kubeconfig() {
-        return plane.kubeconfig();
+    this.client = new KubernetesClientBuilder()
+        .withConfig(new ConfigBuilder(base).withNamespace(namespace).build())
+        .build();
+    Namespace ns = new NamespaceBuilder().withNewMetadata().withName(namespace)
+        .addToLabels(TEST_LABEL, "true").endMetadata().build();
+    try {
+      client.namespaces().resource(ns).create();
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
     }
+  }
 
-    /** Client whose default namespace is {@link #namespace()}; closed after the test. */
-    public KubernetesClient client() {
-        return client;
-    }
+  /** The kubeconfig of the control plane (admin, a member of system:masters). */
+  public Path kubeconfig() {
+    return plane.kubeconfig();
+  }
 
-    /** A namespace created for this test, deleted after it. */
-    public String namespace() {
-        return namespace;
-    }
+  /** Client whose default namespace is {@link #namespace()}; closed after the test. */
+  public KubernetesClient client() {
+    return client;
+  }
 
-    public ControlPlane controlPlane() {
-        return plane;
-    }
+  /** A namespace created for this test, deleted after it. */
+  public String namespace() {
+    return namespace;
+  }
 
-    /**
-     * Creates a CustomResourceDefinition, waits until it is Established and deletes it after the test (which also
-     * deletes all its custom resources).
-     */
-    public CustomResourceDefinition createCrd(CustomResourceDefinition crd) {
-        CustomResourceDefinition created = client.apiextensions().v1().customResourceDefinitions().resource(crd)
-                .create();
-        clusterScoped.add(created);
-        return client.apiextensions().v1().customResourceDefinitions().resource(created)
-                .waitUntilCondition(LocalCluster::established, CRD_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    }
+  public ControlPlane controlPlane() {
+    return plane;
+  }
 
-    /** Registers a cluster-scoped object (ClusterRole, webhook configuration, ...) to delete after the test. */
-    public <T extends HasMetadata> T deleteAfterTest(T clusterScopedObject) {
-        clusterScoped.add(Objects.requireNonNull(clusterScopedObject));
-        return clusterScopedObject;
-    }
+  /**
+   * Creates a CustomResourceDefinition, waits until it is Established and deletes it after the test (which also
+   * deletes all its custom resources).
+   */
+  public CustomResourceDefinition createCrd(CustomResourceDefinition crd) {
+    CustomResourceDefinition created = client.apiextensions().v1().customResourceDefinitions().resource(crd)
+        .create();
+    clusterScoped.add(created);
+    return client.apiextensions().v1().customResourceDefinitions().resource(created)
+        .waitUntilCondition(LocalCluster::established, CRD_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+  }
 
-    /** Runs the kubectl built with the control plane, with {@code --namespace} set to this test's namespace. */
-    public KubectlResult kubectl(String... args) {
-        return kubectlWithInput(null, args);
-    }
+  /** Registers a cluster-scoped object (ClusterRole, webhook configuration, ...) to delete after the test. */
+  public <T extends HasMetadata> T deleteAfterTest(T clusterScopedObject) {
+    clusterScoped.add(Objects.requireNonNull(clusterScopedObject));
+    return clusterScopedObject;
+  }
 
-    /** Like {@link #kubectl(String...)}, with {@code stdin} as kubectl's standard input (e.g. {@code apply -f -}). */
-    public KubectlResult kubectlWithInput(String stdin, String... args) {
-        List<String> command = new ArrayList<>();
-        command.add(plane.kubectlBinary().toString());
-        command.add("--kubeconfig=" + plane.kubeconfig());
-        command.add("--namespace=" + namespace);
-        command.addAll(List.of(args));
-        Path in = null;
-        Path out = null;
-        Path err = null;
-        try {
-            out = Files.createTempFile("kubectl-", ".out");
-            err = Files.createTempFile("kubectl-", ".err");
-            ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
-            if (stdin != null) {
-                in = Files.createTempFile("kubectl-", ".in");
-                Files.writeString(in, stdin);
-                pb.redirectInput(in.toFile());
-            } else {
-                pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            }
-            Process p = pb.start();
-            if (!p.waitFor(KUBECTL_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException(String.join(" ", command) + " did not finish within " + KUBECTL_TIMEOUT);
-            }
-            return new KubectlResult(List.copyOf(command), p.exitValue(),
-                    Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot run " + command, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while running " + command, e);
-        } finally {
-            deleteQuietly(in);
-            deleteQuietly(out);
-            deleteQuietly(err);
-        }
-    }
+  /** Runs the kubectl built with the control plane, with {@code --namespace} set to this test's namespace. */
+  public KubectlResult kubectl(String... args) {
+    return kubectlWithInput(null, args);
+  }
 
-    /** Deletes the namespace and the registered cluster-scoped objects, then closes the client. Does not wait. */
-    @Override
-    public void close() {
-        try {
-            List<HasMetadata> toDelete;
-            synchronized (clusterScoped) {
-                toDelete = new ArrayList<>(clusterScoped);
-                clusterScoped.clear();
-            }
-            Collections.reverse(toDelete);
-            deleteQuietly(() -> client.namespaces().withName(namespace)
-                    .withPropagationPolicy(DeletionPropagation.BACKGROUND).delete(), "namespace " + namespace);
-            for (HasMetadata o : toDelete) {
-                deleteQuietly(() -> client.resource(o).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete(),
-                        o.getKind() + " " + o.getMetadata().getName());
-            }
-        } finally {
-            client.close();
-        }
+  /** Like {@link #kubectl(String...)}, with {@code stdin} as kubectl's standard input (e.g. {@code apply -f -}). */
+  public KubectlResult kubectlWithInput(String stdin, String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(plane.kubectlBinary().toString());
+    command.add("--kubeconfig=" + plane.kubeconfig());
+    command.add("--namespace=" + namespace);
+    command.addAll(List.of(args));
+    Path in = null;
+    Path out = null;
+    Path err = null;
+    try {
+      out = Files.createTempFile("kubectl-", ".out");
+      err = Files.createTempFile("kubectl-", ".err");
+      ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+      if (stdin != null) {
+        in = Files.createTempFile("kubectl-", ".in");
+        Files.writeString(in, stdin);
+        pb.redirectInput(in.toFile());
+      } else {
+        pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+      }
+      Process p = pb.start();
+      if (!p.waitFor(KUBECTL_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IllegalStateException(String.join(" ", command) + " did not finish within " + KUBECTL_TIMEOUT);
+      }
+      return new KubectlResult(List.copyOf(command), p.exitValue(),
+          Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot run " + command, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while running " + command, e);
+    } finally {
+      deleteQuietly(in);
+      deleteQuietly(out);
+      deleteQuietly(err);
     }
+  }
 
-    private static void deleteQuietly(Runnable delete, String what) {
-        try {
-            delete.run();
-        } catch (KubernetesClientException e) {
-            LOG.warn("Could not delete {} after the test: {}", what, e.getMessage());
-        }
+  /** Deletes the namespace and the registered cluster-scoped objects, then closes the client. Does not wait. */
+  @Override
+  public void close() {
+    try {
+      List<HasMetadata> toDelete;
+      synchronized (clusterScoped) {
+        toDelete = new ArrayList<>(clusterScoped);
+        clusterScoped.clear();
+      }
+      Collections.reverse(toDelete);
+      deleteQuietly(() -> client.namespaces().withName(namespace)
+          .withPropagationPolicy(DeletionPropagation.BACKGROUND).delete(), "namespace " + namespace);
+      for (HasMetadata o : toDelete) {
+        deleteQuietly(() -> client.resource(o).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete(),
+            o.getKind() + " " + o.getMetadata().getName());
+      }
+    } finally {
+      client.close();
     }
+  }
 
-    private static void deleteQuietly(Path p) {
-        if (p != null) {
-            try {
-                Files.deleteIfExists(p);
-            } catch (IOException ignored) {
-                // a temp file left behind is harmless
-            }
-        }
+  private static void deleteQuietly(Runnable delete, String what) {
+    try {
+      delete.run();
+    } catch (KubernetesClientException e) {
+      LOG.warn("Could not delete {} after the test: {}", what, e.getMessage());
     }
+  }
 
-    static boolean established(CustomResourceDefinition crd) {
-        return crd != null && crd.getStatus() != null && crd.getStatus().getConditions() != null
-                && crd.getStatus().getConditions().stream()
-                        .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+  private static void deleteQuietly(Path p) {
+    if (p != null) {
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException ignored) {
+        // a temp file left behind is harmless
+      }
     }
+  }
 
-    /** {@code it-<prefix>-<5 random chars>}, a valid DNS label of at most 63 characters. */
-    static String namespaceName(String prefix) {
-        String slug = prefix == null ? "" : prefix.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-")
-                .replaceAll("^-+|-+$", "");
-        if (slug.length() > 50) {
-            slug = slug.substring(0, 50).replaceAll("-+$", "");
-        }
-        StringBuilder suffix = new StringBuilder(5);
-        String alphabet = "bcdfghjklmnpqrstvwxz2456789";
-        for (int i = 0; i < 5; i++) {
-            suffix.append(alphabet.charAt(RANDOM.nextInt(alphabet.length())));
-        }
-        return slug.isEmpty() ? "it-" + suffix : "it-" + slug + "-" + suffix;
+  static boolean established(CustomResourceDefinition crd) {
+    return crd != null && crd.getStatus() != null && crd.getStatus().getConditions() != null
+        && crd.getStatus().getConditions().stream()
+            .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+
+  /** {@code it-<prefix>-<5 random chars>}, a valid DNS label of at most 63 characters. */
+  static String namespaceName(String prefix) {
+    String slug = prefix == null ? "" : prefix.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-")
+        .replaceAll("^-+|-+$", "");
+    if (slug.length() > 50) {
+      slug = slug.substring(0, 50).replaceAll("-+$", "");
     }
+    StringBuilder suffix = new StringBuilder(5);
+    String alphabet = "bcdfghjklmnpqrstvwxz2456789";
+    for (int i = 0; i < 5; i++) {
+      suffix.append(alphabet.charAt(RANDOM.nextInt(alphabet.length())));
+    }
+    return slug.isEmpty() ? "it-" + suffix : "it-" + slug + "-" + suffix;
+  }
 }

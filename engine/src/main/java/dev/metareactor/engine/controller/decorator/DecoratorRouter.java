@@ -2,8 +2,8 @@ package dev.metareactor.engine.controller.decorator;
 
 import dev.metareactor.engine.api.DecoratorControllerSpec;
 import dev.metareactor.engine.controller.SyncedResource;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
 import java.util.List;

@@ -1,8 +1,8 @@
 package dev.metareactor.engine.controller.related;
 
 import dev.metareactor.engine.api.HookSpec.HookVersion;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.Map;
 import java.util.Objects;

@@ -38,7 +38,8 @@ class CompositeHardeningIT extends CompositeTestBase {
   /** Parent name -> the hook's answer (with {@code VALID} replaced) -> the problem the SyncError must name. */
   private static final Map<String, List<String>> MALFORMED = Map.ofEntries(
       Map.entry("undeclared", List.of(
-          "{\"status\":{\"x\":1},\"children\":[VALID,{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\"}}]}",
+          "{\"status\":{\"x\":1},\"children\":[VALID,{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":"
+          + "{\"name\":\"s\"}}]}",
           "children: Secret v1 is not declared in spec.childResources")),
       Map.entry("elsewhere", List.of(
           "{\"status\":{\"x\":1},\"children\":[VALID,{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.api.HookSpec.HookVersion;
 import dev.metareactor.engine.controller.ParentKey;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.hook.HookResponseException;
+import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.List;
@@ -63,7 +63,8 @@ class RelatedRulesTest {
   void combinationsUpstreamRejectsAndWrongTypesAreErrorsNamingTheField() {
     assertThatThrownBy(() -> rule("{\"apiVersion\":\"v1\",\"resource\":\"x\",\"names\":[\"a\"],\"labelSelector\":{}}"))
         .isInstanceOf(HookResponseException.class).hasMessageContaining("relatedResources[0]: names cannot");
-    assertThatThrownBy(() -> rule("{\"apiVersion\":\"v1\",\"resource\":\"x\",\"namespace\":\"a\",\"namespaceSelector\":{}}"))
+    assertThatThrownBy(() -> rule("{\"apiVersion\":\"v1\",\"resource\":\"x\",\"namespace\":\"a\","
+        + "\"namespaceSelector\":{}}"))
         .hasMessageContaining("namespace cannot be combined with namespaceSelector");
     assertThatThrownBy(() -> rule("{\"resource\":\"x\"}")).hasMessageContaining("relatedResources[0].apiVersion");
     assertThatThrownBy(() -> rule("{\"apiVersion\":\"v1\",\"resource\":\"x\",\"names\":\"a\"}"))
