@@ -407,7 +407,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     log.warn("{} {}: sync of {} failed: {}", kind, name, key, message);
     log.debug("{} {}: sync of {} failed", kind, name, key, error);
     sync.cached(key).ifPresent(object ->
-        context.events().record(object, EventRecorder.Type.Warning, "SyncError",
+        context.events().record(object, key.about(), EventRecorder.Type.Warning, "SyncError",
             "Sync error: " + key.about() + message));
   }
 

@@ -65,10 +65,22 @@ public final class EventRecorder {
 
   /** Records an event about {@code object}; never blocks and never throws. */
   public void record(KubeObject object, Type type, String reason, String message) {
+    record(object, "", type, reason, message);
+  }
+
+  /**
+   * Records an event about {@code part} of {@code object} (a MapController parent's input), rate-limited apart from
+   * the events about its other parts: one input failing again and again must not use up the budget in which the
+   * others' first errors are reported.
+   *
+   * @param part what the event is about within the object; empty for the object as a whole
+   */
+  public void record(KubeObject object, String part, Type type, String reason, String message) {
     try {
       String objectKey = object.uid() != null ? object.uid()
           : object.apiVersion() + "/" + object.kind() + "/" + object.namespace() + "/" + object.name();
-      TokenBucket bucket = limits.get(objectKey, key -> new TokenBucket(perObject));
+      TokenBucket bucket = limits.get(part.isEmpty() ? objectKey : objectKey + "\u0000" + part,
+          key -> new TokenBucket(perObject));
       if (!bucket.reserve().isZero()) {
         // Over the limit: undo nothing (the booked token ages out) and drop, as client-go's spam filter does.
         LOG.debug("dropped event {} {} on {}: over the per-object event rate", type, reason, object.describe());
