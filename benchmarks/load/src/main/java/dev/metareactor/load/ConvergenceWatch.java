@@ -47,6 +47,12 @@ final class ConvergenceWatch implements AutoCloseable {
   private final ControllerKind kind;
   private final Map<String, Unit> units = new ConcurrentHashMap<>();
   private volatile MapCounts mapCounts = new MapCounts(-1, -1);
+  /**
+   * The value every unit must hold for the phase to be over, when the phase wrote one value to all (an update
+   * wave); {@code null} otherwise. Without it, a check that runs before the watch has seen the edits would find the
+   * old values converged.
+   */
+  private volatile String expected;
   private final Map<String, String> childValues = new ConcurrentHashMap<>();
   /** The names of each parent's children, made once: the check runs every 50 ms over every child. */
   private final Map<String, String[]> childNames = new ConcurrentHashMap<>();
@@ -148,6 +154,11 @@ final class ConvergenceWatch implements AutoCloseable {
     }
   }
 
+  /** From now on a unit is converged only when it holds {@code value} ({@code null}: whatever it holds). */
+  void expect(String value) {
+    expected = value;
+  }
+
   /** Parents seen, or inputs for a MapController. */
   int parentsSeen() {
     return units.size();
@@ -169,7 +180,7 @@ final class ConvergenceWatch implements AutoCloseable {
         }
       }
       childrenDone += good;
-      if (good == children && unit.synced()) {
+      if (good == children && unit.synced() && (expected == null || expected.equals(unit.value()))) {
         parentsDone++;
       }
     }

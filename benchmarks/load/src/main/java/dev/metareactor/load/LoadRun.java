@@ -38,6 +38,8 @@ final class LoadRun {
   private static final Logger LOG = LoggerFactory.getLogger(LoadRun.class);
   private static final JsonMapper JSON = JsonMapper.builder().build();
   static final List<String> PHASES = List.of("converge", "update", "idle", "latency", "restart");
+  /** The value the update wave writes to every parent (or input); each run starts from freshly created ones. */
+  private static final String UPDATED_VALUE = "v1";
 
   /** Everything a run needs that does not change between runs. */
   record Setup(Cluster cluster, Loadkit loadkit, Loadkit.Hook hook, ConvergenceWatch watch, String namespace,
@@ -128,10 +130,15 @@ final class LoadRun {
   private void update(EngineProcess process) throws IOException, InterruptedException {
     Measurement m = begin(process);
     long start = System.nanoTime();
-    Loadkit.Result edits = write("edit", "--value=v1");
-    double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
-    phases.add(m.end("update", seconds, process, Map.of("editSeconds", edits.seconds())));
-    log("update", seconds);
+    setup.watch().expect(UPDATED_VALUE);
+    try {
+      Loadkit.Result edits = write("edit", "--value=" + UPDATED_VALUE);
+      double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
+      phases.add(m.end("update", seconds, process, Map.of("editSeconds", edits.seconds())));
+      log("update", seconds);
+    } finally {
+      setup.watch().expect(null);
+    }
   }
 
   private void idle(EngineProcess process) throws IOException, InterruptedException {
