@@ -1,6 +1,5 @@
 package dev.metareactor.engine.controller.composite;
 
-import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
@@ -11,6 +10,7 @@ import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.WrittenStatus;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
@@ -56,6 +56,7 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
   private final ChildClaimer claimer;
   private final ObjectApi api;
   private final DesiredObjects desiredObjects;
+  private final WrittenStatus writtenStatus = new WrittenStatus();
 
   CompositeSync(CompositeControllerSpec spec, SyncedResource parents, List<ChildType> childTypes,
       ChildClaimer claimer, ObjectApi api) {
@@ -141,7 +142,7 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
     KubeObject parent = synced.object();
     ObjectNode status = hookStatus == null ? NODES.objectNode() : hookStatus.deepCopy();
     status.put("observedGeneration", parent.generation());
-    if (JsonEquality.equal(status, parentJson.get("status"))) {
+    if (!writtenStatus.needsWriting(parent, parentJson.get("status"), status)) {
       return Mono.just(true);
     }
     // Replaces the whole status, as upstream's read-and-update does, in one request: the test of the UID keeps it
@@ -154,7 +155,7 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
     Mono<ObjectApi.Written> write = synced.resource().hasStatusSubresource()
         ? api.patchStatus(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch)
         : api.patch(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch);
-    return write.thenReturn(true)
+    return write.doOnNext(done -> writtenStatus.wrote(parent, status)).thenReturn(true)
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.just(false))
         .onErrorMap(e -> ApiException.codeOf(e) != 409,
             e -> new IllegalStateException("can't update status: " + e.getMessage(), e));

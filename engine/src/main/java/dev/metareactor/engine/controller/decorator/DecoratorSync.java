@@ -1,6 +1,5 @@
 package dev.metareactor.engine.controller.decorator;
 
-import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.api.DecoratorControllerSpec;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.DesiredChild;
@@ -8,6 +7,7 @@ import dev.metareactor.engine.controller.DesiredObjects;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.WrittenStatus;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
@@ -55,6 +55,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   private final List<ChildType> attachmentTypes;
   private final ObjectApi api;
   private final DesiredObjects desiredObjects;
+  private final WrittenStatus writtenStatus = new WrittenStatus();
 
   DecoratorSync(DecoratorControllerSpec spec, List<TargetType> targets, List<ChildType> attachmentTypes,
       ObjectApi api) {
@@ -179,16 +180,16 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
 
   /** The hook's status replaces the target's, when it gave one and it differs (no observedGeneration here). */
   private Mono<Boolean> updateStatus(SyncedObject synced, ObjectNode targetJson, ObjectNode status) {
-    if (status == null || JsonEquality.equal(status, targetJson.get("status"))) {
+    KubeObject target = synced.object();
+    if (status == null || !writtenStatus.needsWriting(target, targetJson.get("status"), status)) {
       return Mono.just(true);
     }
-    KubeObject target = synced.object();
     ArrayNode operations = KubeJson.nodes().arrayNode();
     operations.addObject().put("op", "add").put("path", "/status").set("value", status);
-    return written(synced.resource().hasStatusSubresource()
+    Mono<ObjectApi.Written> write = synced.resource().hasStatusSubresource()
         ? api.patchStatus(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, operations)
-        : api.patch(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, operations),
-        "status");
+        : api.patch(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, operations);
+    return written(write.doOnNext(done -> writtenStatus.wrote(target, status)), "status");
   }
 
   /** True once written, false when the target is gone; a conflict passes as it is, other failures name the write. */

@@ -1,0 +1,54 @@
+package dev.metareactor.engine.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/** A status written is not written again while the cache still shows the object as it was before that write. */
+class WrittenStatusTest {
+
+  private final WrittenStatus written = new WrittenStatus();
+
+  @Test
+  void aStatusEqualToTheCachedOneNeedsNoWrite() {
+    KubeObject parent = parent("10", "{\"ready\": 1}");
+    assertThat(written.needsWriting(parent, statusOf(parent), json("{\"ready\": 1}"))).isFalse();
+    assertThat(written.needsWriting(parent, statusOf(parent), json("{\"ready\": 2}"))).isTrue();
+  }
+
+  @Test
+  void theSameStatusIsNotWrittenAgainWhileTheCacheLagsBehindTheWrite() {
+    KubeObject before = parent("10", "{\"ready\": 1}");
+    written.wrote(before, json("{\"ready\": 2}"));
+
+    assertThat(written.needsWriting(before, statusOf(before), json("{\"ready\": 2}"))).isFalse();
+    assertThat(written.needsWriting(before, statusOf(before), json("{\"ready\": 3}"))).isTrue();
+  }
+
+  @Test
+  void onceTheCacheMovesOnItDecidesAgain() {
+    KubeObject before = parent("10", "{\"ready\": 1}");
+    written.wrote(before, json("{\"ready\": 2}"));
+    // Somebody else wrote a status after ours: the cache shows theirs, and ours is put back.
+    KubeObject theirs = parent("12", "{\"ready\": 7}");
+
+    assertThat(written.needsWriting(theirs, statusOf(theirs), json("{\"ready\": 2}"))).isTrue();
+  }
+
+  private static KubeObject parent(String resourceVersion, String status) {
+    return KubeObject.of((ObjectNode) json("{\"apiVersion\": \"v1\", \"kind\": \"Thing\", \"metadata\": {\"name\":"
+        + " \"p\", \"uid\": \"u1\", \"resourceVersion\": \"" + resourceVersion + "\"}, \"status\": " + status + "}"));
+  }
+
+  private static JsonNode statusOf(KubeObject object) {
+    return object.toTree().get("status");
+  }
+
+  private static JsonNode json(String text) {
+    return KubeJson.mapper().readTree(text);
+  }
+}
