@@ -35,9 +35,12 @@ public record MapKey(String namespace, String name, String mapKey, InputRef inpu
      */
     @Override
     public String toString() {
-      String resourceName = resource.group().isEmpty() ? resource.resource()
-          : resource.resource() + "." + resource.group();
-      return resourceName + "/" + KubeObject.namespacedName(namespace, name);
+      return nameOf(resource) + "/" + KubeObject.namespacedName(namespace, name);
+    }
+
+    /** {@code <resource>.<group>}, or {@code <resource>} for the core group: how {@link #toString} names it. */
+    static String nameOf(ApiResource resource) {
+      return resource.group().isEmpty() ? resource.resource() : resource.resource() + "." + resource.group();
     }
   }
 

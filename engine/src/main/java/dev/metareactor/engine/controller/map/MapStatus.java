@@ -1,10 +1,10 @@
 package dev.metareactor.engine.controller.map;
 
-import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.WrittenStatus;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
@@ -43,7 +43,8 @@ import tools.jackson.databind.node.ObjectNode;
  * <p>Every sync of one of the parent's inputs, and every status change of one of its outputs, says the parent
  * {@link #changed}. The count runs once the parent has been quiet for {@link #QUIET} (and at the latest
  * {@link #AT_MOST} after the first change), from the informer caches, and is written only when it differs from the
- * parent's cached status and from what was last written (the cache may not show that write yet). So a burst of
+ * parent's cached status and from what was last written while the cache does not show that write yet
+ * ({@link WrittenStatus}, as for the other kinds). So a burst of
  * 1,000 map calls costs one status write, not 1,000; a long one (a converge of 15 s) one every {@link #AT_MOST}, so
  * the status still shows progress. A failed write is logged and counted again later; a parent that is gone is
  * forgotten.
@@ -78,7 +79,7 @@ final class MapStatus implements AutoCloseable {
   private final Scheduler scheduler;
   private final LongSupplier nanoTime;
   private final Map<ParentKey, Pending> pending = new ConcurrentHashMap<>();
-  private final Map<ParentKey, ObjectNode> written = new ConcurrentHashMap<>();
+  private final WrittenStatus written = new WrittenStatus();
   private volatile boolean closed;
 
   /**
@@ -121,7 +122,6 @@ final class MapStatus implements AutoCloseable {
     if (waiting != null && waiting.timer != null) {
       waiting.timer.dispose();
     }
-    written.remove(parent);
   }
 
   private void due(ParentKey parent) {
@@ -155,7 +155,7 @@ final class MapStatus implements AutoCloseable {
     KubeObject parent = found.get().object();
     ObjectNode json = parent.toTree();
     ObjectNode status = count(parent);
-    if (JsonEquality.equal(status, json.get("status")) || JsonEquality.equal(status, written.get(key))) {
+    if (!written.needsWriting(parent, json.get("status"), status)) {
       return Mono.empty();
     }
     ArrayNode patch = NODES.arrayNode();
@@ -166,7 +166,7 @@ final class MapStatus implements AutoCloseable {
         ? api.patchStatus(resource, parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch)
         : api.patch(resource, parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch);
     return write
-        .doOnNext(done -> written.put(key, status))
+        .doOnNext(done -> written.wrote(parent, status))
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.empty())
         .then();
   }

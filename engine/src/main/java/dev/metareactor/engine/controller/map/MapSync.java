@@ -185,8 +185,7 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
     }
     String[] parts = named.split("/");
     for (ApiResource resource : inputs) {
-      String resourceName = resource.group().isEmpty() ? resource.resource()
-          : resource.resource() + "." + resource.group();
+      String resourceName = MapKey.InputRef.nameOf(resource);
       if (parts[0].equals(resourceName)) {
         if (resource.namespaced() && parts.length == 3) {
           return new MapKey.InputRef(resource, parts[1], parts[2]);
