@@ -9,7 +9,7 @@
  * all. {@code Main} is the process: signals, exit codes.
  *
  * <p>Every engine package is {@code @NullMarked}: parameters, fields and return values are non-null unless annotated
- * {@code @Nullable}.
+ * {@code @Nullable}, and NullAway checks it when the module compiles.
  */
 @NullMarked
 package dev.metareactor.engine;
