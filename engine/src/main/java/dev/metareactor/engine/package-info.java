@@ -7,5 +7,11 @@
  * -> {@link dev.metareactor.engine.controller.ObjectSync} (the hook through {@code hook}, the apply engine, writes
  * through {@code kube}). {@code host} turns controller objects into hosted controllers; {@code server} assembles it
  * all. {@code Main} is the process: signals, exit codes.
+ *
+ * <p>Every engine package is {@code @NullMarked}: parameters, fields and return values are non-null unless annotated
+ * {@code @Nullable}, and NullAway checks it when the module compiles.
  */
+@NullMarked
 package dev.metareactor.engine;
+
+import org.jspecify.annotations.NullMarked;

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -101,7 +102,7 @@ public record DecoratorControllerSpec(
   }
 
   /** {@code {matchAnnotations, matchExpressions}}: a label selector evaluated over annotations. */
-  private static LabelSelector annotationSelector(JsonNode node, String field) {
+  private static LabelSelector annotationSelector(@Nullable JsonNode node, String field) {
     if (node == null || node.isNull()) {
       return LabelSelector.everything();
     }
@@ -119,7 +120,8 @@ public record DecoratorControllerSpec(
       return LabelSelector.fromApi(asLabels);
     } catch (IllegalArgumentException e) {
       throw new InvalidControllerException(field + ": "
-          + e.getMessage().replace("matchLabels", "matchAnnotations"));
+          + Objects.requireNonNull(e.getMessage(), "LabelSelector names the field in its errors")
+              .replace("matchLabels", "matchAnnotations"));
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.api;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -19,7 +20,7 @@ public record HookSpec(HookVersion version, JsonNode webhook) {
      *
      * @throws InvalidControllerException otherwise
      */
-    public static HookVersion parse(String value, String field) {
+    public static HookVersion parse(@Nullable String value, String field) {
       if (value == null || value.isEmpty() || value.equals("v1")) {
         return V1;
       }

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -84,7 +85,7 @@ public record MapControllerSpec(
         SpecFields.hook(hooks, "tombstone"), SpecFields.resyncPeriodSeconds(spec), spec.path("endpointConfigs"));
   }
 
-  private static List<ResourceRule> inputRules(JsonNode nodes) {
+  private static List<ResourceRule> inputRules(@Nullable JsonNode nodes) {
     String field = "spec.inputResources";
     if (nodes == null || !nodes.isArray() || nodes.isEmpty()) {
       throw new InvalidControllerException(field + ": at least one resource is required");

@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -21,7 +22,7 @@ final class SpecFields {
 
   /** The {@code spec} of a controller object (and its {@code metadata.name} must be there). */
   static JsonNode spec(JsonNode controller) {
-    text(controller.path("metadata").get("name"), "metadata.name", true);
+    text(controller.path("metadata").get("name"), "metadata.name");
     JsonNode spec = controller.get("spec");
     if (spec == null || !spec.isObject()) {
       throw new InvalidControllerException("spec: required");
@@ -30,7 +31,7 @@ final class SpecFields {
   }
 
   static String name(JsonNode controller) {
-    return text(controller.path("metadata").get("name"), "metadata.name", true);
+    return text(controller.path("metadata").get("name"), "metadata.name");
   }
 
   /** {@code spec.parentResource}: the node (required), its resource and its {@code labelSelector}. */
@@ -45,16 +46,16 @@ final class SpecFields {
         selector(node.get("labelSelector"), "spec.parentResource.labelSelector"));
   }
 
-  static ResourceRule resourceRule(JsonNode node, String field) {
+  static ResourceRule resourceRule(@Nullable JsonNode node, String field) {
     if (node == null || !node.isObject()) {
       throw new InvalidControllerException(field + ": must be an object with apiVersion and resource");
     }
-    return new ResourceRule(text(node.get("apiVersion"), field + ".apiVersion", true),
-        text(node.get("resource"), field + ".resource", true));
+    return new ResourceRule(text(node.get("apiVersion"), field + ".apiVersion"),
+        text(node.get("resource"), field + ".resource"));
   }
 
   /** A label selector in the API form; absent means everything. */
-  static LabelSelector selector(JsonNode node, String field) {
+  static LabelSelector selector(@Nullable JsonNode node, String field) {
     try {
       return LabelSelector.fromApi(node);
     } catch (IllegalArgumentException e) {
@@ -67,7 +68,7 @@ final class SpecFields {
    *
    * @param refuseRolling whether rolling update methods are refused (they are not supported for this list)
    */
-  static List<ChildResourceRule> childRules(JsonNode nodes, String field, boolean refuseRolling) {
+  static List<ChildResourceRule> childRules(@Nullable JsonNode nodes, String field, boolean refuseRolling) {
     List<ChildResourceRule> rules = new ArrayList<>();
     if (nodes == null || nodes.isNull()) {
       return rules;
@@ -84,7 +85,7 @@ final class SpecFields {
         throw new InvalidControllerException(itemField + ": " + rule + " is listed twice");
       }
       String methodField = itemField + ".updateStrategy.method";
-      UpdateMethod method = UpdateMethod.parse(text(node.path("updateStrategy").get("method"), methodField, false),
+      UpdateMethod method = UpdateMethod.parse(optionalText(node.path("updateStrategy").get("method"), methodField),
           methodField);
       if (refuseRolling && method.rolling()) {
         // Applying a rolling method all at once could take every child down together: refuse it instead.
@@ -126,7 +127,7 @@ final class SpecFields {
     if (!webhook.isObject()) {
       throw new InvalidControllerException(field + ".webhook: must be an object");
     }
-    HookSpec.HookVersion version = HookSpec.HookVersion.parse(text(hook.get("version"), field + ".version", false),
+    HookSpec.HookVersion version = HookSpec.HookVersion.parse(optionalText(hook.get("version"), field + ".version"),
         field + ".version");
     return Optional.of(new HookSpec(version, webhook));
   }
@@ -142,23 +143,30 @@ final class SpecFields {
     return resync.intValue();
   }
 
-  static String text(JsonNode node, String field, boolean required) {
+  /** A required string: present, a string and not empty. */
+  static String text(@Nullable JsonNode node, String field) {
+    String text = optionalText(node, field);
+    if (text == null) {
+      throw new InvalidControllerException(field + ": required");
+    }
+    if (text.isEmpty()) {
+      throw new InvalidControllerException(field + ": must not be empty");
+    }
+    return text;
+  }
+
+  /** An optional string: null when absent or null, else it must be a string (which may be empty). */
+  static @Nullable String optionalText(@Nullable JsonNode node, String field) {
     if (node == null || node.isNull()) {
-      if (required) {
-        throw new InvalidControllerException(field + ": required");
-      }
       return null;
     }
     if (!node.isString()) {
       throw new InvalidControllerException(field + ": must be a string");
     }
-    if (required && node.stringValue().isEmpty()) {
-      throw new InvalidControllerException(field + ": must not be empty");
-    }
     return node.stringValue();
   }
 
-  static boolean bool(JsonNode node, String field) {
+  static boolean bool(@Nullable JsonNode node, String field) {
     if (node == null || node.isNull()) {
       return false;
     }

@@ -1,5 +1,7 @@
 package dev.metareactor.engine.api;
 
+import org.jspecify.annotations.Nullable;
+
 /** {@code updateStrategy.method} of a child or attachment rule. */
 public enum UpdateMethod {
   /** Never update an existing child; a deleted one is re-created with the new state (the default). */
@@ -42,7 +44,7 @@ public enum UpdateMethod {
    *
    * @throws InvalidControllerException for an unknown method, naming {@code field}
    */
-  public static UpdateMethod parse(String value, String field) {
+  public static UpdateMethod parse(@Nullable String value, String field) {
     if (value == null || value.isEmpty()) {
       return ON_DELETE;
     }

@@ -5,4 +5,7 @@
  * {@link dev.metareactor.engine.api.InvalidControllerException} naming the field, which becomes a {@code CreateError}
  * Event on it. No I/O; any thread.
  */
+@NullMarked
 package dev.metareactor.engine.api;
+
+import org.jspecify.annotations.NullMarked;

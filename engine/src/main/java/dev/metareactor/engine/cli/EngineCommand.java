@@ -12,6 +12,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -256,7 +257,7 @@ public final class EngineCommand implements Callable<Integer> {
     return commandLine.execute(args);
   }
 
-  private static String oneLine(String message) {
+  private static String oneLine(@Nullable String message) {
     return message == null ? "invalid arguments" : message.replaceAll("\\s*\\R\\s*", " ").strip();
   }
 

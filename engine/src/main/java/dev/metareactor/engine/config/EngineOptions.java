@@ -2,6 +2,7 @@ package dev.metareactor.engine.config;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything the engine is configured with, built once from the command line and passed down through
@@ -107,22 +108,22 @@ public record EngineOptions(
    * the two intervals) cannot be swapped without it showing. {@link #build()} validates as the constructor does.
    */
   public static final class Builder {
-    private String kubeconfig;
-    private Duration discoveryInterval;
-    private Duration cacheFlushInterval;
-    private ListenAddress metricsAddress;
-    private ListenAddress healthProbeAddress;
-    private RateLimit apiRate;
+    private @Nullable String kubeconfig;
+    private @Nullable Duration discoveryInterval;
+    private @Nullable Duration cacheFlushInterval;
+    private @Nullable ListenAddress metricsAddress;
+    private @Nullable ListenAddress healthProbeAddress;
+    private @Nullable RateLimit apiRate;
     private int workers;
-    private RateLimit eventRate;
-    private LeaderElectionSettings leaderElection;
-    private String targetLabelSelector;
-    private ApplyStrategy applyStrategy;
-    private String ssaFieldManager;
-    private LogSettings logging;
-    private RetrySettings retry;
+    private @Nullable RateLimit eventRate;
+    private @Nullable LeaderElectionSettings leaderElection;
+    private @Nullable String targetLabelSelector;
+    private @Nullable ApplyStrategy applyStrategy;
+    private @Nullable String ssaFieldManager;
+    private @Nullable LogSettings logging;
+    private @Nullable RetrySettings retry;
     private int apiConcurrency;
-    private Duration shutdownTimeout;
+    private @Nullable Duration shutdownTimeout;
 
     private Builder() {}
 
@@ -207,6 +208,7 @@ public record EngineOptions(
     }
 
     /** @throws IllegalArgumentException (or NullPointerException for an unset option) naming what is wrong */
+    @SuppressWarnings("NullAway") // an unset option is null here: the constructor rejects it by name
     public EngineOptions build() {
       return new EngineOptions(kubeconfig, discoveryInterval, cacheFlushInterval, metricsAddress, healthProbeAddress,
           apiRate, workers, eventRate, leaderElection, targetLabelSelector, applyStrategy, ssaFieldManager, logging,

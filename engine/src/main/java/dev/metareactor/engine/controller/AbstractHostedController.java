@@ -31,6 +31,7 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -82,12 +83,14 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private boolean stopped;
   private final List<InformerLease> leases = new ArrayList<>();
   private final List<Disposable> subscriptions = new ArrayList<>();
-  private KeyedWorkQueue<K> queue;
-  private HookMaterials hookMaterials;
-  private RelatedObjects<K> related;
-  private Disposable workers;
+  // Made when the controller begins (the queue and hook materials before wire() runs, the sync by it); nothing uses
+  // them before.
+  private @Nullable KeyedWorkQueue<K> queue;
+  private @Nullable HookMaterials hookMaterials;
+  private @Nullable RelatedObjects<K> related;
+  private @Nullable Disposable workers;
   /** Set by {@link #wire}, read by syncs and timers after it. */
-  private volatile ObjectSync<K> sync;
+  private volatile @Nullable ObjectSync<K> sync;
   /** True while {@link #wire} runs (under the lifecycle lock). */
   private boolean wiring;
 
@@ -200,7 +203,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
 
   /** Adds a key to the work queue (informer threads: only this, nothing else). */
   protected final void enqueue(K key) {
-    queue.add(key);
+    Objects.requireNonNull(queue, "events are subscribed after the queue is made").add(key);
   }
 
   /**
@@ -209,13 +212,14 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
    *
    * @throws IllegalArgumentException when the kind declares no hook of that name
    */
-  protected final HookCaller hook(String type) {
+  protected final @Nullable HookCaller hook(String type) {
     Optional<HookConfig> config = hookConfigs.get(type);
     if (config == null) {
       throw new IllegalArgumentException(kind + " declares no hook named " + type + "; it has " + hookConfigs.keySet());
     }
     requireWiring("hook");
-    return config.map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
+    HookMaterials materials = Objects.requireNonNull(hookMaterials, "made before wire() runs");
+    return config.map(hook -> materials.register(hook.webhook(), hook.materials(),
         new HookIdentity(type, name, kind))).orElse(null);
   }
 
@@ -243,8 +247,10 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   }
 
   /** The hook named {@code type} as a sync calls it, or {@code null} when the object has none; only in wire(). */
-  protected final ObjectSync.ChosenHook chosenHook(String type) {
-    return hookConfigs.get(type).map(config -> new ObjectSync.ChosenHook(type, hook(type), config.hook()))
+  protected final ObjectSync.@Nullable ChosenHook chosenHook(String type) {
+    return Objects.requireNonNull(hookConfigs.get(type), "a hook the kind declares")
+        .map(config -> new ObjectSync.ChosenHook(type,
+            Objects.requireNonNull(hook(type), "a hook the object defines has a caller"), config.hook()))
         .orElse(null);
   }
 
@@ -368,13 +374,14 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
       if (stopped) {
         return;
       }
-      hookMaterials.refresh();
-      workers = queue.process(this::syncOnce).subscribe();
+      Objects.requireNonNull(hookMaterials, "made in begin()").refresh();
+      workers = Objects.requireNonNull(queue, "made in begin()").process(this::syncOnce).subscribe();
       if (resyncPeriodSeconds > 0) {
         Duration period = Duration.ofSeconds(resyncPeriodSeconds);
         period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
+        ObjectSync<K> wired = Objects.requireNonNull(sync, "made in begin()");
         subscriptions.add(Flux.interval(period, period, context.scheduling().work())
-            .subscribe(tick -> sync.responsibleKeys().forEach(this::enqueue)));
+            .subscribe(tick -> wired.responsibleKeys().forEach(this::enqueue)));
       }
       phase = Phase.RUNNING;
     }
@@ -382,7 +389,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
 
   /** One run of one key; whatever happens ends in an outcome for the queue, never in an error. */
   private Mono<Outcome> syncOnce(K key) {
-    return Mono.defer(() -> sync.sync(key))
+    return Mono.defer(() -> Objects.requireNonNull(sync, "the workers start after wire()").sync(key))
         .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
         .onErrorResume(RetryAfterException.class, e -> {
           log.debug("{} {}: hook asked to retry {} after {}", kind, name, key, e.delay());
@@ -406,7 +413,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     String message = error.getMessage() == null ? error.getClass().getName() : error.getMessage();
     log.warn("{} {}: sync of {} failed: {}", kind, name, key, message);
     log.debug("{} {}: sync of {} failed", kind, name, key, error);
-    sync.cached(key).ifPresent(object ->
+    Objects.requireNonNull(sync, "the workers start after wire()").cached(key).ifPresent(object ->
         context.events().record(object, key.about(), EventRecorder.Type.Warning, "SyncError",
             "Sync error: " + key.about() + message));
   }

@@ -63,7 +63,7 @@ public final class ChildClaimer {
   public Mono<Map<ChildType, List<KubeObject>>> claim(KubeObject parent, ApiResource parentResource,
       LabelSelector selector, List<ChildType> types) {
     boolean deleting = parent.deleting();
-    String uid = parent.uid();
+    String uid = parent.storedUid();
     Mono<Void> parentStillThere = verifyParent(parent, parentResource).cache();
     Map<ChildType, List<KubeObject>> claimed = new LinkedHashMap<>();
     List<Mono<Void>> writes = new ArrayList<>();
@@ -147,7 +147,7 @@ public final class ChildClaimer {
   private Mono<Void> release(ChildType type, KubeObject parent, KubeObject child) {
     ArrayNode refs = KubeJson.nodes().arrayNode();
     for (JsonNode ref : refsOf(child)) {
-      if (!parent.uid().equals(ref.path("uid").asString(""))) {
+      if (!parent.storedUid().equals(ref.path("uid").asString(""))) {
         refs.add(ref);
       }
     }

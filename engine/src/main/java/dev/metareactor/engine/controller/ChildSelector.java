@@ -4,6 +4,8 @@ import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.selector.LabelSelector;
 import dev.metareactor.engine.selector.Requirement;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -34,11 +36,11 @@ public final class ChildSelector {
    *
    * @param tree the parent's tree ({@link KubeObject#toTree()}); not read with {@code generate}
    */
-  public static LabelSelector of(KubeObject parent, JsonNode tree, boolean generate) {
+  public static LabelSelector of(KubeObject parent, @Nullable JsonNode tree, boolean generate) {
     if (generate) {
-      return new LabelSelector(List.of(Requirement.in(CONTROLLER_UID_LABEL, parent.uid())));
+      return new LabelSelector(List.of(Requirement.in(CONTROLLER_UID_LABEL, parent.storedUid())));
     }
-    JsonNode selector = tree.path("spec").get("selector");
+    JsonNode selector = Objects.requireNonNull(tree, "a tree, without generate").path("spec").get("selector");
     LabelSelector parsed;
     try {
       parsed = selector == null || selector.isNull() ? LabelSelector.everything() : LabelSelector.fromApi(selector);

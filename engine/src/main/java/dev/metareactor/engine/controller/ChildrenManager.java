@@ -129,7 +129,7 @@ public final class ChildrenManager {
         ? (ArrayNode) metadata.get("ownerReferences")
         : metadata.putArray("ownerReferences");
     for (var ref : refs) {
-      if (parent.uid().equals(ref.path("uid").asString(null))) {
+      if (parent.storedUid().equals(ref.path("uid").asString(null))) {
         return;
       }
     }

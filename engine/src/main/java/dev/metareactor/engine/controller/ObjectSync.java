@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -98,7 +99,7 @@ public final class ObjectSync<K extends SyncKey> {
     Mono<Map<ChildType, List<KubeObject>>> owned();
 
     /** The hook this sync calls instead of {@code chosen}, the one the synced object's state chose. */
-    default ChosenHook hook(ChosenHook chosen) {
+    default @Nullable ChosenHook hook(@Nullable ChosenHook chosen) {
       return chosen;
     }
 
@@ -146,7 +147,7 @@ public final class ObjectSync<K extends SyncKey> {
    * @param syncHook the sync hook, or {@code null}
    * @param finalizeHook the finalize hook, or {@code null}
    */
-  public record Hooks(ChosenHook syncHook, ChosenHook finalizeHook) {}
+  public record Hooks(@Nullable ChosenHook syncHook, @Nullable ChosenHook finalizeHook) {}
 
   private final Kind<K> kind;
   private final Shape shape;
@@ -293,7 +294,7 @@ public final class ObjectSync<K extends SyncKey> {
             .flatMap(stillThere -> finalized && stillThere
                 ? finalizers.remove(synced.resource(), synced.latest()).then()
                 : Mono.<Void>empty())
-            .then(ownedSignal.hasError() ? Mono.error(ownedSignal.getThrowable()) : Mono.empty()))
+            .then(Mono.justOrEmpty(ownedSignal.getThrowable()).flatMap(Mono::error)))
         .then(Mono.just(Optional.ofNullable(response.resyncAfter())));
   }
 

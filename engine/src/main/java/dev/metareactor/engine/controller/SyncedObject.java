@@ -32,7 +32,8 @@ public record SyncedObject(SyncedResource type, KubeObject object) {
    * check what they change (removing our finalizer tests our name at its index).
    */
   public KubeObject latest() {
-    return type.informer().get(object.namespace(), object.name()).filter(cached -> cached.uid().equals(object.uid()))
+    return type.informer().get(object.namespace(), object.name())
+        .filter(cached -> cached.storedUid().equals(object.uid()))
         .orElse(object);
   }
 }

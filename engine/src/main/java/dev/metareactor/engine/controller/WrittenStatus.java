@@ -6,6 +6,7 @@ import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -25,7 +26,7 @@ public final class WrittenStatus {
   private static final Duration KEEP = Duration.ofMinutes(1);
 
   /** A status written over the object at {@code resourceVersion}. */
-  private record Written(String resourceVersion, JsonNode status) {}
+  private record Written(@Nullable String resourceVersion, JsonNode status) {}
 
   private final Cache<String, Written> written =
       Caffeine.newBuilder().maximumSize(MAX_OBJECTS).expireAfterWrite(KEEP).build();
@@ -38,13 +39,13 @@ public final class WrittenStatus {
     if (JsonEquality.equal(status, cachedStatus)) {
       return false;
     }
-    Written last = written.getIfPresent(cached.uid());
+    Written last = written.getIfPresent(cached.storedUid());
     return last == null || !Objects.equals(last.resourceVersion(), cached.resourceVersion())
         || !JsonEquality.equal(status, last.status());
   }
 
   /** {@code status} was written over {@code cached}. */
   public void wrote(KubeObject cached, JsonNode status) {
-    written.put(cached.uid(), new Written(cached.resourceVersion(), status));
+    written.put(cached.storedUid(), new Written(cached.resourceVersion(), status));
   }
 }

@@ -49,4 +49,7 @@
  *   dev.metareactor.engine.host.ControllerHost} in {@code server/Engine}; its CRD in {@code manifests/production}.</li>
  * </ol>
  */
+@NullMarked
 package dev.metareactor.engine.controller;
+
+import org.jspecify.annotations.NullMarked;

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -52,7 +53,7 @@ public final class Discovery implements DiscoveredResources, AutoCloseable {
   private final Sinks.Many<ResourceMap> snapshots = Sinks.many().replay().latest();
   private volatile ResourceMap current = ResourceMap.empty();
   private volatile boolean synced;
-  private Disposable refreshing;
+  private @Nullable Disposable refreshing;
 
   /** @param scheduler where the refresh timer runs */
   public Discovery(KubeApi api, Duration interval, Scheduler scheduler) {
@@ -135,7 +136,7 @@ public final class Discovery implements DiscoveredResources, AutoCloseable {
   /**
    * The resources under {@code /api} (core, {@code group ""}) or {@code /apis} ({@code group null}: every group).
    */
-  private Flux<ApiResource> root(String path, String group, List<String> failed) {
+  private Flux<ApiResource> root(String path, @Nullable String group, List<String> failed) {
     return api.get(path, AGGREGATED)
         .flatMapMany(body -> {
           JsonNode root = KubeJson.mapper().readTree(body);
@@ -185,7 +186,7 @@ public final class Discovery implements DiscoveredResources, AutoCloseable {
   }
 
   /** The group versions of a legacy {@code APIVersions} ({@code /api}) or {@code APIGroupList} ({@code /apis}). */
-  private static List<String> legacyGroupVersions(JsonNode root, String group) {
+  private static List<String> legacyGroupVersions(JsonNode root, @Nullable String group) {
     List<String> result = new ArrayList<>();
     if (group != null && group.isEmpty()) {
       root.path("versions").forEach(version -> result.add(version.asString()));

@@ -3,4 +3,7 @@
  * CustomResourceDefinition or APIService changes instead of by polling. Snapshots are immutable; refreshes run on
  * Reactor threads and never block.
  */
+@NullMarked
 package dev.metareactor.engine.discovery;
+
+import org.jspecify.annotations.NullMarked;

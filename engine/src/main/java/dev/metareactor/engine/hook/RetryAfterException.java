@@ -2,6 +2,7 @@ package dev.metareactor.engine.hook;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The hook asked to be called again later (HTTP 429 with {@code Retry-After}): the parent is re-queued after
@@ -12,7 +13,7 @@ public final class RetryAfterException extends RuntimeException {
 
   private final Duration delay;
 
-  public RetryAfterException(Duration delay, String message) {
+  public RetryAfterException(Duration delay, @Nullable String message) {
     super(message, null, false, false);
     this.delay = Objects.requireNonNull(delay, "delay");
   }

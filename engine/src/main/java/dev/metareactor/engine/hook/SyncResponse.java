@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -21,7 +22,8 @@ import tools.jackson.databind.node.ObjectNode;
  * @param resyncAfter when to sync the parent again regardless of events, or {@code null}
  * @param finalized whether the parent's finalize work is done
  */
-public record SyncResponse(ObjectNode status, List<ObjectNode> children, Duration resyncAfter, boolean finalized) {
+public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> children, @Nullable Duration resyncAfter,
+    boolean finalized) {
 
   public SyncResponse {
     children = List.copyOf(children);
@@ -125,7 +127,7 @@ public record SyncResponse(ObjectNode status, List<ObjectNode> children, Duratio
     return new SyncResponse(status, children, resyncAfter, finalized);
   }
 
-  private static ObjectNode checkChild(JsonNode child, String field) {
+  private static ObjectNode checkChild(@Nullable JsonNode child, String field) {
     if (child == null || !child.isObject()) {
       throw new HookResponseException(field + " must be an object, got "
           + (child == null ? "nothing" : child.getNodeType()));
@@ -155,7 +157,7 @@ public record SyncResponse(ObjectNode status, List<ObjectNode> children, Duratio
     return (ObjectNode) child;
   }
 
-  private static void requireText(JsonNode node, String field) {
+  private static void requireText(@Nullable JsonNode node, String field) {
     if (node == null || !node.isString() || node.stringValue().isEmpty()) {
       throw new HookResponseException(field + " is required and must be a non-empty string");
     }

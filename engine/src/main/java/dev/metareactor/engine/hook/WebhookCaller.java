@@ -5,6 +5,7 @@ import dev.metareactor.http.Hook;
 import dev.metareactor.http.HookResponse;
 import dev.metareactor.http.HookRetryAfterException;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import tools.jackson.databind.JsonNode;
@@ -21,7 +22,7 @@ import tools.jackson.databind.JsonNode;
 public final class WebhookCaller implements HookCaller {
 
   /** What a call goes to: a hook, or the reason there is none. */
-  private record Target(Hook hook, String problem) {}
+  private record Target(@Nullable Hook hook, @Nullable String problem) {}
 
   private final Scheduler continueOn;
   private volatile Target target;
@@ -49,10 +50,11 @@ public final class WebhookCaller implements HookCaller {
   @Override
   public Mono<JsonNode> call(JsonNode request, RootObject root) {
     Target current = target;
-    if (current.hook() == null) {
+    Hook hook = current.hook();
+    if (hook == null) {
       return Mono.error(new IllegalStateException(current.problem()));
     }
-    return current.hook().call(request, new CacheKey(root.kind(), root.namespace(), root.name()))
+    return hook.call(request, new CacheKey(root.kind(), root.namespace(), root.name()))
         .publishOn(continueOn)
         .map(HookResponse::body)
         .onErrorMap(HookRetryAfterException.class,

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -53,13 +54,13 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
   }
 
   /** {@code caBundle}: PEM inline, or under {@code key} (default {@code ca.crt}) of a Secret or ConfigMap. */
-  public record CaBundle(String inline, ObjectRef ref, String key) {}
+  public record CaBundle(@Nullable String inline, @Nullable ObjectRef ref, @Nullable String key) {}
 
   /** {@code clientTLS}: certificate and key under {@code certKey}/{@code privateKeyKey} of a Secret. */
   public record ClientTls(ObjectRef secret, String certKey, String privateKeyKey) {}
 
   /** {@code authorization}: {@code <type> <value of key>}, type {@code Bearer} by default. */
-  public record Authorization(String type, ObjectRef secret, String key) {}
+  public record Authorization(@Nullable String type, ObjectRef secret, String key) {}
 
   /** {@code basicAuth}: username and password under {@code usernameKey}/{@code passwordKey} of a Secret. */
   public record BasicAuth(ObjectRef secret, String usernameKey, String passwordKey) {}
@@ -111,8 +112,8 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
 
   private static WebhookMaterials parse(JsonNode block, String field) {
     Optional<Authorization> authorization = object(block, "authorization", field).map(node -> new Authorization(
-        text(node, "type", field + ".authorization", false), secretRef(node, field + ".authorization"),
-        text(node.path("secretRef"), "key", field + ".authorization.secretRef", true)));
+        optionalText(node, "type", field + ".authorization"), secretRef(node, field + ".authorization"),
+        text(node.path("secretRef"), "key", field + ".authorization.secretRef")));
     Optional<BasicAuth> basicAuth = object(block, "basicAuth", field).map(node -> new BasicAuth(
         secretRef(node, field + ".basicAuth"), textOr(node, "usernameKey", "username", field + ".basicAuth"),
         textOr(node, "passwordKey", "password", field + ".basicAuth")));
@@ -133,7 +134,7 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
   }
 
   private static CaBundle caBundle(JsonNode node, String field) {
-    String inline = text(node, "inline", field, false);
+    String inline = optionalText(node, "inline", field);
     boolean secret = present(node.get("secretRef"));
     boolean configMap = present(node.get("configMapRef"));
     if ((inline != null ? 1 : 0) + (secret ? 1 : 0) + (configMap ? 1 : 0) != 1) {
@@ -145,8 +146,8 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
     String refField = secret ? "secretRef" : "configMapRef";
     JsonNode ref = node.get(refField);
     ObjectRef.Kind kind = secret ? ObjectRef.Kind.SECRET : ObjectRef.Kind.CONFIG_MAP;
-    return new CaBundle(null, new ObjectRef(kind, text(ref, "namespace", field + "." + refField, true),
-        text(ref, "name", field + "." + refField, true)), textOr(ref, "key", "ca.crt", field + "." + refField));
+    return new CaBundle(null, new ObjectRef(kind, text(ref, "namespace", field + "." + refField),
+        text(ref, "name", field + "." + refField)), textOr(ref, "key", "ca.crt", field + "." + refField));
   }
 
   private static ObjectRef secretRef(JsonNode node, String field) {
@@ -154,8 +155,8 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
     if (ref == null || !ref.isObject()) {
       throw new InvalidControllerException(field + ".secretRef: required");
     }
-    return new ObjectRef(ObjectRef.Kind.SECRET, text(ref, "namespace", field + ".secretRef", true),
-        text(ref, "name", field + ".secretRef", true));
+    return new ObjectRef(ObjectRef.Kind.SECRET, text(ref, "namespace", field + ".secretRef"),
+        text(ref, "name", field + ".secretRef"));
   }
 
   /** Every Secret and ConfigMap the material is read from. */
@@ -177,7 +178,8 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
    */
   public WebhookSpec applyTo(WebhookSpec spec, Function<ObjectRef, Optional<Map<String, String>>> data) {
     String ca = caBundle.map(bundle -> bundle.inline() != null ? bundle.inline()
-        : value(data, bundle.ref(), bundle.key(), "caBundle")).orElse(null);
+        : value(data, Objects.requireNonNull(bundle.ref(), "a caBundle is inline or a reference"),
+            Objects.requireNonNull(bundle.key(), "a referenced caBundle has a key"), "caBundle")).orElse(null);
     String cert = clientTls.map(tls -> value(data, tls.secret(), tls.certKey(), "clientTLS")).orElse(null);
     String key = clientTls.map(tls -> value(data, tls.secret(), tls.privateKeyKey(), "clientTLS")).orElse(null);
     HookAuth auth = null;
@@ -208,7 +210,7 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
     return value;
   }
 
-  private static boolean present(JsonNode node) {
+  private static boolean present(@Nullable JsonNode node) {
     return node != null && !node.isNull() && !node.isMissingNode();
   }
 
@@ -223,12 +225,19 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
     return Optional.of(node);
   }
 
-  private static String text(JsonNode node, String name, String field, boolean required) {
+  /** A required string: present and not empty. */
+  private static String text(JsonNode node, String name, String field) {
+    String text = optionalText(node, name, field);
+    if (text == null) {
+      throw new InvalidControllerException(field + "." + name + ": required");
+    }
+    return text;
+  }
+
+  /** An optional string: null when absent, null or empty. */
+  private static @Nullable String optionalText(JsonNode node, String name, String field) {
     JsonNode value = node.get(name);
     if (!present(value) || (value.isString() && value.stringValue().isEmpty())) {
-      if (required) {
-        throw new InvalidControllerException(field + "." + name + ": required");
-      }
       return null;
     }
     if (!value.isString()) {
@@ -238,14 +247,14 @@ public record WebhookMaterials(Optional<CaBundle> caBundle, Optional<ClientTls> 
   }
 
   private static String textOr(JsonNode node, String name, String fallback, String field) {
-    return Objects.requireNonNullElse(text(node, name, field, false), fallback);
+    return Objects.requireNonNullElse(optionalText(node, name, field), fallback);
   }
 
   /** A referenced Secret, ConfigMap or key is missing, or its content cannot be used. */
   public static final class MaterialException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public MaterialException(String message) {
+    public MaterialException(@Nullable String message) {
       super(message);
     }
   }

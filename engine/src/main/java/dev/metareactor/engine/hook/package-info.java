@@ -3,4 +3,7 @@
  * parsing and checks, object-map keys per hook version, and TLS material and credentials read from Secrets and
  * ConfigMaps and followed while the controller runs. Non-blocking throughout.
  */
+@NullMarked
 package dev.metareactor.engine.hook;
+
+import org.jspecify.annotations.NullMarked;

@@ -17,9 +17,11 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -50,9 +52,9 @@ public final class ControllerHost implements AutoCloseable {
    * @param object the object as it was when the controller was built (Events go on it once the object is gone)
    * @param spec the object's spec the controller was built from
    * @param controller the controller, or {@code null} when the spec could not be hosted
-   * @param starting the subscription to its start
+   * @param starting the subscription to its start (a disposed one when there is no controller)
    */
-  private record Hosted(KubeObject object, JsonNode spec, HostedController controller,
+  private record Hosted(KubeObject object, JsonNode spec, @Nullable HostedController controller,
       Disposable starting) {}
 
   private final ControllerKind kind;
@@ -62,10 +64,10 @@ public final class ControllerHost implements AutoCloseable {
   private final Map<String, Hosted> hosted = new ConcurrentHashMap<>();
   /** Guards the fields below against {@link #close()} racing the discovery of the controller resource. */
   private final Object lifecycle = new Object();
-  private InformerLease objects;
-  private Disposable watching;
-  private Disposable routing;
-  private Disposable working;
+  private @Nullable InformerLease objects;
+  private @Nullable Disposable watching;
+  private @Nullable Disposable routing;
+  private @Nullable Disposable working;
   private boolean closed;
 
   /**
@@ -155,10 +157,10 @@ public final class ControllerHost implements AutoCloseable {
 
   /** Runs on a queue worker, one at a time per controller name. */
   private Mono<Outcome> reconcile(String name) {
-    KubeObject object = objects.get("", name).orElse(null);
+    KubeObject object = Objects.requireNonNull(objects, "the queue works once the objects are watched")
+        .get("", name).orElse(null);
     Hosted current = hosted.get(name);
-    boolean wanted = object != null && target.matches(object.labels());
-    if (!wanted) {
+    if (object == null || !target.matches(object.labels())) {
       if (current == null) {
         return Mono.empty();
       }
@@ -186,7 +188,7 @@ public final class ControllerHost implements AutoCloseable {
       LOG.error("{} {}: cannot create controller: {}", kind.kind(), name, problem);
       context.events().record(object, EventRecorder.Type.Warning, "CreateError",
           "Cannot create new controller: " + problem);
-      hosted.put(name, new Hosted(object, spec, null, null));
+      hosted.put(name, new Hosted(object, spec, null, Disposables.disposed()));
       return;
     }
     synchronized (lifecycle) {
@@ -219,7 +221,7 @@ public final class ControllerHost implements AutoCloseable {
    * Stops (or retires) one controller and records its Events on {@code object}, its latest state, or, when it is
    * gone from the cache ({@code null}), on the state the controller was built from.
    */
-  private Mono<Void> stop(String name, Hosted entry, KubeObject object, boolean retire) {
+  private Mono<Void> stop(String name, Hosted entry, @Nullable KubeObject object, boolean retire) {
     if (entry.controller() == null) {
       return Mono.empty();
     }
@@ -276,7 +278,7 @@ public final class ControllerHost implements AutoCloseable {
     }
   }
 
-  private static void dispose(Disposable disposable) {
+  private static void dispose(@Nullable Disposable disposable) {
     if (disposable != null) {
       disposable.dispose();
     }

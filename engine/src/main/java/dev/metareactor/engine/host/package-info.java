@@ -4,4 +4,7 @@
  * {@link dev.metareactor.engine.host.HostedController} per object; the
  * {@link dev.metareactor.engine.host.ControllerContext} is what every hosted controller shares.
  */
+@NullMarked
 package dev.metareactor.engine.host;
+
+import org.jspecify.annotations.NullMarked;

@@ -17,6 +17,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -108,7 +109,7 @@ final class Informer {
   private final List<Handler> handlers = new CopyOnWriteArrayList<>();
 
   // Touched only on the serial worker.
-  private String resourceVersion;
+  private @Nullable String resourceVersion;
   private boolean needList = true;
   /**
    * Whether a list may be served from the API server's watch cache ({@code resourceVersion=0}, as client-go's
@@ -119,8 +120,8 @@ final class Informer {
 
   private volatile boolean synced;
   private volatile boolean stopped;
-  private Disposable running;
-  private Disposable resyncing;
+  private @Nullable Disposable running;
+  private @Nullable Disposable resyncing;
 
   /**
    * @param namespace only this namespace's objects ({@code ""} for every namespace, or a cluster-scoped resource)
@@ -129,7 +130,7 @@ final class Informer {
    * @param content whole objects or only their metadata
    * @param scheduler where the informer's worker comes from
    */
-  Informer(KubeApi api, ApiResource resource, String namespace, String name, Duration resync,
+  Informer(KubeApi api, ApiResource resource, String namespace, @Nullable String name, Duration resync,
       Map<String, IndexFunction> indexes, Content content, Scheduler scheduler) {
     this.api = Objects.requireNonNull(api, "api");
     this.resource = Objects.requireNonNull(resource, "resource");
@@ -177,7 +178,7 @@ final class Informer {
     return synced;
   }
 
-  KubeObject get(String namespace, String name) {
+  @Nullable KubeObject get(String namespace, String name) {
     return store.get(key(resource.namespaced() ? namespace : "", name));
   }
 
@@ -280,9 +281,9 @@ final class Informer {
     for (Map.Entry<String, KubeObject> entry : listed.entrySet()) {
       upsert(entry.getKey(), entry.getValue());
     }
-    for (String key : new ArrayList<>(store.keySet())) {
-      if (!listed.containsKey(key)) {
-        remove(key, store.get(key));
+    for (Map.Entry<String, KubeObject> entry : new ArrayList<>(store.entrySet())) {
+      if (!listed.containsKey(entry.getKey())) {
+        remove(entry.getKey(), entry.getValue());
       }
     }
     resourceVersion = listVersion;
@@ -322,12 +323,12 @@ final class Informer {
     failures = 0;
     switch (type) {
       case "ADDED", "MODIFIED" -> {
-        KubeObject changed = object != null ? object : KubeObject.of(withType((ObjectNode) other));
+        KubeObject changed = eventObject(object, other);
         upsert(key(changed), changed);
         resourceVersion = changed.resourceVersion();
       }
       case "DELETED" -> {
-        KubeObject gone = object != null ? object : KubeObject.of(withType((ObjectNode) other));
+        KubeObject gone = eventObject(object, other);
         String key = key(gone);
         if (store.containsKey(key)) {
           remove(key, gone);
@@ -343,6 +344,12 @@ final class Informer {
       }
       default -> LOG.debug("informer of {}: ignoring a watch event of type {}", description, type);
     }
+  }
+
+  /** A watch event's object: read as it came, or from its tree when it came before the event's type. */
+  private KubeObject eventObject(@Nullable KubeObject object, @Nullable JsonNode tree) {
+    return object != null ? object
+        : KubeObject.of(withType((ObjectNode) Objects.requireNonNull(tree, "a watch event without an object")));
   }
 
   /** Retries a failed list or watch: at once with a relist after 410 Gone, else after a backoff. */
@@ -384,12 +391,13 @@ final class Informer {
   private void remove(String key, KubeObject lastState) {
     KubeObject previous = store.remove(key);
     reindex(key, previous, null);
-    dispatch(new ObjectEvent(ObjectEvent.Type.DELETED, null, lastState != null ? lastState : previous));
+    dispatch(new ObjectEvent(ObjectEvent.Type.DELETED, null, lastState));
   }
 
-  private void reindex(String key, KubeObject previous, KubeObject current) {
+  private void reindex(String key, @Nullable KubeObject previous, @Nullable KubeObject current) {
     indexFunctions.forEach((index, function) -> {
-      Map<String, Map<String, KubeObject>> buckets = indexes.get(index);
+      Map<String, Map<String, KubeObject>> buckets =
+          Objects.requireNonNull(indexes.get(index), "the constructor keeps an index per function");
       List<String> before = previous == null ? List.of() : function.keys(previous);
       List<String> after = current == null ? List.of() : function.keys(current);
       for (String bucketKey : after) {

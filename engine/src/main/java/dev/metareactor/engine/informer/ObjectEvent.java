@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A change an informer saw. Routers only use it to find which parents to enqueue; a sync always reads the newest
@@ -15,7 +16,7 @@ import java.util.Objects;
  * @param previous the object before an update, {@code null} for add and delete
  * @param object the object added or updated, or the last known state of a deleted one
  */
-public record ObjectEvent(Type type, KubeObject previous, KubeObject object) {
+public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject object) {
 
   /** Kinds of change. */
   public enum Type {

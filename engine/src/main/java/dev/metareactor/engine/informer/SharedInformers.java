@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -37,7 +38,7 @@ public final class SharedInformers implements Informers, AutoCloseable {
   private final Map<Target, Shared> informers = new HashMap<>();
 
   /** What one informer watches: a whole resource ({@code name == null}) or one object of it. */
-  private record Target(ApiResource resource, String namespace, String name, Informer.Content content) {
+  private record Target(ApiResource resource, String namespace, @Nullable String name, Informer.Content content) {
     @Override
     public String toString() {
       return name == null ? resource.toString() : resource + " " + KubeObject.namespacedName(namespace, name);

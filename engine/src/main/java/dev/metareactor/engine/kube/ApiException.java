@@ -1,6 +1,7 @@
 package dev.metareactor.engine.kube;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -13,9 +14,9 @@ public final class ApiException extends RuntimeException {
 
   private final int code;
   private final String reason;
-  private final transient Duration retryAfter;
+  private final transient @Nullable Duration retryAfter;
 
-  public ApiException(int code, String reason, String message, Duration retryAfter) {
+  public ApiException(int code, String reason, String message, @Nullable Duration retryAfter) {
     super(message);
     this.code = code;
     this.reason = reason == null ? "" : reason;
@@ -23,7 +24,7 @@ public final class ApiException extends RuntimeException {
   }
 
   /** An error answer: its {@code Status} body when there is one, else the start of the body. */
-  static ApiException of(String method, String path, int code, byte[] body, String retryAfterHeader) {
+  static ApiException of(String method, String path, int code, byte[] body, @Nullable String retryAfterHeader) {
     String reason = "";
     String message;
     try {
@@ -40,7 +41,7 @@ public final class ApiException extends RuntimeException {
         retryAfter(retryAfterHeader));
   }
 
-  private static Duration retryAfter(String header) {
+  private static @Nullable Duration retryAfter(@Nullable String header) {
     if (header == null) {
       return null;
     }
@@ -62,7 +63,7 @@ public final class ApiException extends RuntimeException {
   }
 
   /** The server's {@code Retry-After} (429, some 5xx), or {@code null}. */
-  public Duration retryAfter() {
+  public @Nullable Duration retryAfter() {
     return retryAfter;
   }
 

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.kube;
 
 import java.time.Duration;
+import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +53,8 @@ public final class ApiServerCheck {
       }
     }
     throw new IllegalStateException("the Kubernetes API server at " + api.config().server()
-        + " did not answer after " + attempts + " attempts: " + last.getMessage(), last);
+        + " did not answer after " + attempts + " attempts: "
+        + Objects.requireNonNull(last, "attempts is at least 1").getMessage(), last);
   }
 
   private void sleep() {

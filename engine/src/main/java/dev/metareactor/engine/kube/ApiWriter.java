@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -92,7 +93,7 @@ public final class ApiWriter implements ObjectApi {
    * re-created under the same name is never deleted by mistake). Completes empty when the object is gone.
    */
   @Override
-  public Mono<Void> delete(ApiResource resource, String namespace, String name, String uid) {
+  public Mono<Void> delete(ApiResource resource, String namespace, String name, @Nullable String uid) {
     StringBuilder options = new StringBuilder("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",")
         .append("\"propagationPolicy\":\"Background\"");
     if (uid != null) {
@@ -103,7 +104,7 @@ public final class ApiWriter implements ObjectApi {
   }
 
   /** The REST path of a resource's collection ({@code name == null}) or one of its objects. */
-  public static String path(ApiResource resource, String namespace, String name) {
+  public static String path(ApiResource resource, @Nullable String namespace, @Nullable String name) {
     StringBuilder path = new StringBuilder(resource.group().isEmpty() ? "/api/" : "/apis/" + resource.group() + "/")
         .append(resource.version());
     if (resource.namespaced() && namespace != null && !namespace.isEmpty()) {
@@ -113,8 +114,8 @@ public final class ApiWriter implements ObjectApi {
     return name == null ? path.toString() : path.append('/').append(name).toString();
   }
 
-  private Mono<Written> call(String verb, ApiResource resource, String method, String path, String contentType,
-      byte[] body) {
+  private Mono<Written> call(String verb, ApiResource resource, String method, String path,
+      @Nullable String contentType, byte @Nullable [] body) {
     return count(verb, resource, api.send(method, path, contentType, body)).map(Written::new);
   }
 

@@ -3,6 +3,7 @@ package dev.metareactor.engine.kube;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Splits a stream of chunks into newline-terminated lines (a watch body: one JSON event per line), whatever the
@@ -45,7 +46,7 @@ final class JsonLines {
   }
 
   /** What is left after the last newline when the stream ends, if it is not blank; else nothing. */
-  byte[] rest() {
+  byte @Nullable [] rest() {
     byte[] line = Arrays.copyOf(pending, length);
     length = 0;
     return blank(line) ? null : line;

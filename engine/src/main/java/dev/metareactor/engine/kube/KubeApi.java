@@ -3,8 +3,10 @@ package dev.metareactor.engine.kube;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.ssl.SslContext;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -44,7 +46,7 @@ public final class KubeApi implements AutoCloseable {
   private final ConnectionProvider pool;
   private final HttpClient requests;
   private final HttpClient watches;
-  private final Disposable refreshing;
+  private final @Nullable Disposable refreshing;
 
   /** @param maxConnections requests in flight at once (more wait for a connection) */
   public KubeApi(KubeConfig config, int maxConnections) {
@@ -72,7 +74,8 @@ public final class KubeApi implements AutoCloseable {
     HttpClient configured = client.baseUrl(config.server().toString())
         .keepAlive(true)
         .headers(headers -> headers.set(HttpHeaderNames.USER_AGENT, USER_AGENT));
-    return config.ssl() == null ? configured : configured.secure(spec -> spec.sslContext(config.ssl()));
+    SslContext ssl = config.ssl();
+    return ssl == null ? configured : configured.secure(spec -> spec.sslContext(ssl));
   }
 
   public KubeConfig config() {
@@ -87,7 +90,7 @@ public final class KubeApi implements AutoCloseable {
    * @param body the request body, or {@code null}
    * @return the answer's body (empty bytes for none); fails with {@link ApiException} for a non-2xx answer
    */
-  public Mono<byte[]> send(String method, String path, String contentType, byte[] body) {
+  public Mono<byte[]> send(String method, String path, @Nullable String contentType, byte @Nullable [] body) {
     return send(HttpMethod.valueOf(method), path, contentType, JSON, body);
   }
 
@@ -96,7 +99,8 @@ public final class KubeApi implements AutoCloseable {
     return send(HttpMethod.GET, path, null, accept, null);
   }
 
-  private Mono<byte[]> send(HttpMethod method, String path, String contentType, String accept, byte[] body) {
+  private Mono<byte[]> send(HttpMethod method, String path, @Nullable String contentType, String accept,
+      byte @Nullable [] body) {
     return exchange(method, path, contentType, accept, body)
         .flatMap(answer -> answer.code() != 401 ? Mono.just(answer)
             : Mono.fromRunnable(config::refreshCredentials).subscribeOn(Schedulers.boundedElastic())
@@ -105,9 +109,10 @@ public final class KubeApi implements AutoCloseable {
             : Mono.error(ApiException.of(method.name(), path, answer.code(), answer.body(), answer.retryAfter())));
   }
 
-  private record Answer(int code, byte[] body, String retryAfter) {}
+  private record Answer(int code, byte[] body, @Nullable String retryAfter) {}
 
-  private Mono<Answer> exchange(HttpMethod method, String path, String contentType, String accept, byte[] body) {
+  private Mono<Answer> exchange(HttpMethod method, String path, @Nullable String contentType, String accept,
+      byte @Nullable [] body) {
     return Mono.defer(() -> {
       String authorization = config.authorization();
       return requests.request(method).uri(path)
@@ -119,7 +124,7 @@ public final class KubeApi implements AutoCloseable {
             if (body == null) {
               return out;
             }
-            request.header(HttpHeaderNames.CONTENT_TYPE, contentType);
+            request.header(HttpHeaderNames.CONTENT_TYPE, Objects.requireNonNull(contentType, "a body's type"));
             request.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length));
             return out.send(Mono.just(Unpooled.wrappedBuffer(body)));
           })

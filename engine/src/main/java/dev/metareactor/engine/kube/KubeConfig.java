@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JsonNode;
@@ -54,10 +55,10 @@ public final class KubeConfig {
   private static final Path SERVICE_ACCOUNT = Path.of("/var/run/secrets/kubernetes.io/serviceaccount");
 
   private final URI server;
-  private final SslContext ssl;
+  private final @Nullable SslContext ssl;
   private final Credentials credentials;
 
-  private KubeConfig(URI server, SslContext ssl, Credentials credentials) {
+  private KubeConfig(URI server, @Nullable SslContext ssl, Credentials credentials) {
     this.server = server;
     this.ssl = ssl;
     this.credentials = credentials;
@@ -128,7 +129,7 @@ public final class KubeConfig {
       if (currentContext.isEmpty()) {
         currentContext = config.path("current-context").asString("");
       }
-      Path dir = file.toAbsolutePath().getParent();
+      Path dir = Objects.requireNonNull(file.toAbsolutePath().getParent(), "an absolute file path has a parent");
       collect(config.path("contexts"), "context", dir, contexts);
       collect(config.path("clusters"), "cluster", dir, clusters);
       collect(config.path("users"), "user", dir, users);
@@ -212,7 +213,7 @@ public final class KubeConfig {
   }
 
   /** PEM from {@code <field>-data} (base64) or the file {@code <field>}; {@code null} when neither is set. */
-  private static String pem(JsonNode node, String field, Path dir) {
+  private static @Nullable String pem(JsonNode node, String field, Path dir) {
     String data = node.path(field + "-data").asString("");
     if (!data.isBlank()) {
       return new String(Base64.getMimeDecoder().decode(data.trim()), StandardCharsets.UTF_8);
@@ -230,7 +231,7 @@ public final class KubeConfig {
   }
 
   /** {@code insecure-skip-tls-verify}: any server certificate, with the client certificate if there is one. */
-  private static SslContext insecure(String cert, String key) {
+  private static SslContext insecure(@Nullable String cert, @Nullable String key) {
     try {
       SslContextBuilder builder = SslContextBuilder.forClient().protocols("TLSv1.3", "TLSv1.2")
           .trustManager(InsecureTrustManagerFactory.INSTANCE);
@@ -249,7 +250,7 @@ public final class KubeConfig {
   }
 
   /** The TLS context, or {@code null} for a plain-HTTP server. */
-  public SslContext ssl() {
+  public @Nullable SslContext ssl() {
     return ssl;
   }
 
@@ -259,14 +260,14 @@ public final class KubeConfig {
   }
 
   /** The {@code Authorization} header value, or {@code null} when client certificates alone authenticate. */
-  public String authorization() {
+  public @Nullable String authorization() {
     return credentials.header();
   }
 
   /**
    * When the credentials should be resolved again ahead of time (an exec token's expiry), if ever. Non-blocking.
    */
-  Duration refreshIn() {
+  @Nullable Duration refreshIn() {
     return credentials.refreshIn();
   }
 
@@ -285,15 +286,16 @@ public final class KubeConfig {
     /** How long a token read from a file is used before the file is read again. */
     static final Duration TOKEN_FILE_REREAD = Duration.ofMinutes(1);
 
-    private final String fixed;
-    private final Function<Credentials, String> resolve;
-    private final String source;
+    private final @Nullable String fixed;
+    private final @Nullable Function<Credentials, String> resolve;
+    private final @Nullable String source;
     /** How long before {@link #expires} to resolve again. */
     private final Duration margin;
-    private volatile String header;
-    private volatile java.time.Instant expires;
+    private volatile @Nullable String header;
+    private volatile java.time.@Nullable Instant expires;
 
-    private Credentials(String fixed, Function<Credentials, String> resolve, String source, Duration margin) {
+    private Credentials(@Nullable String fixed, @Nullable Function<Credentials, String> resolve,
+        @Nullable String source, Duration margin) {
       this.fixed = fixed;
       this.resolve = resolve;
       this.source = source;
@@ -308,30 +310,33 @@ public final class KubeConfig {
 
     /** A token in a file that may be rotated: read again every minute (as client-go does) and after a 401. */
     static Credentials tokenFile(Path file) {
-      Credentials credentials = new Credentials(null, self -> {
+      return resolved(self -> {
         self.expires = java.time.Instant.now().plus(TOKEN_FILE_REREAD);
         return "Bearer " + read(file, "token file").strip();
       }, "token file " + file, Duration.ZERO);
-      credentials.header = credentials.resolve.apply(credentials);
-      return credentials;
     }
 
     static Credentials exec(JsonNode exec, Path dir, Map<String, String> env) {
       ExecPlugin plugin = ExecPlugin.of(exec, dir, env);
-      Credentials credentials = new Credentials(null, self -> {
+      return resolved(self -> {
         ExecPlugin.Result result = plugin.run();
         self.expires = result.expires();
         return "Bearer " + result.token();
       }, "exec plugin " + plugin.command(), Duration.ofSeconds(30));
-      credentials.header = credentials.resolve.apply(credentials);
+    }
+
+    /** Credentials that {@code resolve} reads, read once now. */
+    private static Credentials resolved(Function<Credentials, String> resolve, String source, Duration margin) {
+      Credentials credentials = new Credentials(null, resolve, source, margin);
+      credentials.header = resolve.apply(credentials);
       return credentials;
     }
 
-    String header() {
+    @Nullable String header() {
       return header;
     }
 
-    Duration refreshIn() {
+    @Nullable Duration refreshIn() {
       java.time.Instant at = expires;
       if (at == null) {
         return null;
@@ -361,7 +366,7 @@ public final class KubeConfig {
   private record ExecPlugin(String command, List<String> args, Map<String, String> env, String apiVersion,
       Path dir) {
 
-    record Result(String token, java.time.Instant expires) {}
+    record Result(String token, java.time.@Nullable Instant expires) {}
 
     static ExecPlugin of(JsonNode exec, Path dir, Map<String, String> processEnv) {
       String command = exec.path("command").asString("");

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.databind.JsonNode;
@@ -32,10 +33,10 @@ public final class KubeObject {
   private final String kind;
   private final String namespace;
   private final String name;
-  private final String uid;
-  private final String resourceVersion;
+  private final @Nullable String uid;
+  private final @Nullable String resourceVersion;
   private final long generation;
-  private final String deletionTimestamp;
+  private final @Nullable String deletionTimestamp;
   private final Map<String, String> labels;
   private final Map<String, String> annotations;
   private final List<String> finalizers;
@@ -67,7 +68,8 @@ public final class KubeObject {
    * @param apiVersion with {@code kind}, written first when the object lacks them (list items of built-in types do)
    * @throws IllegalArgumentException when the parser is not on an object or it has no {@code metadata.name}
    */
-  public static KubeObject read(JsonParser parser, byte[] source, String apiVersion, String kind) {
+  public static KubeObject read(JsonParser parser, byte[] source, @Nullable String apiVersion,
+      @Nullable String kind) {
     if (parser.currentToken() != JsonToken.START_OBJECT) {
       throw new IllegalArgumentException("not a JSON object");
     }
@@ -94,15 +96,15 @@ public final class KubeObject {
     byte[] prefix = new byte[0];
     if (apiVersion != null && meta.apiVersion.isEmpty() && meta.kind.isEmpty()) {
       meta.apiVersion = apiVersion;
-      meta.kind = kind;
-      prefix = ("\"apiVersion\":" + KubeJson.quote(apiVersion) + ",\"kind\":" + KubeJson.quote(kind) + ",")
+      meta.kind = Objects.requireNonNull(kind, "kind, with apiVersion");
+      prefix = ("\"apiVersion\":" + KubeJson.quote(apiVersion) + ",\"kind\":" + KubeJson.quote(meta.kind) + ",")
           .getBytes(StandardCharsets.UTF_8);
     }
     return new KubeObject(splice(source, start, end, prefix, cut), meta);
   }
 
   /** {@code source[start, end)} with {@code prefix} after its first byte ({) and {@code cut} (if any) left out. */
-  private static byte[] splice(byte[] source, int start, int end, byte[] prefix, int[] cut) {
+  private static byte[] splice(byte[] source, int start, int end, byte[] prefix, int @Nullable [] cut) {
     int cutLength = cut == null ? 0 : cut[1] - cut[0];
     byte[] out = new byte[end - start + prefix.length - cutLength];
     out[0] = source[start];
@@ -124,7 +126,7 @@ public final class KubeObject {
    * @return the byte range {@code [from, to)} to leave out for {@code managedFields}, with one adjoining comma,
    *     or {@code null} when there is none
    */
-  private static int[] readMetadata(JsonParser parser, byte[] source, Meta meta) {
+  private static int @Nullable [] readMetadata(JsonParser parser, byte[] source, Meta meta) {
     int[] cut = null;
     boolean first = true;
     while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
@@ -230,10 +232,10 @@ public final class KubeObject {
     String kind = "";
     String namespace = "";
     String name = "";
-    String uid;
-    String resourceVersion;
+    @Nullable String uid;
+    @Nullable String resourceVersion;
     long generation;
-    String deletionTimestamp;
+    @Nullable String deletionTimestamp;
     Map<String, String> labels = Map.of();
     Map<String, String> annotations = Map.of();
     List<String> finalizers = List.of();
@@ -278,11 +280,21 @@ public final class KubeObject {
   }
 
   /** {@code null} for an object the API server has not stored yet. */
-  public String uid() {
+  public @Nullable String uid() {
     return uid;
   }
 
-  public String resourceVersion() {
+  /**
+   * The UID of an object read from the API server or an informer's cache, which always has one.
+   *
+   * @throws NullPointerException for an object the API server has not stored
+   */
+  public String storedUid() {
+    return Objects.requireNonNull(uid, "an object the API server has stored has a uid");
+  }
+
+  /** {@code null} for an object the API server has not stored yet. */
+  public @Nullable String resourceVersion() {
     return resourceVersion;
   }
 
@@ -292,7 +304,7 @@ public final class KubeObject {
   }
 
   /** {@code null} unless the object is being deleted. */
-  public String deletionTimestamp() {
+  public @Nullable String deletionTimestamp() {
     return deletionTimestamp;
   }
 
@@ -321,7 +333,7 @@ public final class KubeObject {
   }
 
   /** The owner reference with {@code controller: true}, or {@code null}. */
-  public OwnerRef controller() {
+  public @Nullable OwnerRef controller() {
     for (OwnerRef ref : ownerReferences) {
       if (ref.controller()) {
         return ref;
@@ -372,7 +384,7 @@ public final class KubeObject {
 
   // ---- reading metadata
 
-  private static String text(JsonNode node) {
+  private static String text(@Nullable JsonNode node) {
     return node != null && node.isString() ? node.stringValue() : "";
   }
 

@@ -1,5 +1,6 @@
 package dev.metareactor.engine.kube;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -70,5 +71,5 @@ public interface ObjectApi {
    * Deletes with background propagation and, when {@code uid} is given, a UID precondition (so an object
    * re-created under the same name is never deleted by mistake). Completes empty when the object is gone.
    */
-  Mono<Void> delete(ApiResource resource, String namespace, String name, String uid);
+  Mono<Void> delete(ApiResource resource, String namespace, String name, @Nullable String uid);
 }

@@ -15,7 +15,7 @@ public record OwnerRef(String apiVersion, String kind, String name, String uid, 
    * foreground deletion until the object is gone (what upstream and the built-in controllers write).
    */
   public static OwnerRef controllerOf(KubeObject owner) {
-    return new OwnerRef(owner.apiVersion(), owner.kind(), owner.name(), owner.uid(), true, true);
+    return new OwnerRef(owner.apiVersion(), owner.kind(), owner.name(), owner.storedUid(), true, true);
   }
 
   /** Appends this reference to an {@code ownerReferences} list, in the API's field order. */

@@ -4,4 +4,7 @@
  * resources ({@link dev.metareactor.engine.kube.ApiResource}) and the one rate-limited, metered write path
  * ({@link dev.metareactor.engine.kube.ApiWriter}). Non-blocking; nothing runs on the event loops but I/O and parsing.
  */
+@NullMarked
 package dev.metareactor.engine.kube;
+
+import org.jspecify.annotations.NullMarked;

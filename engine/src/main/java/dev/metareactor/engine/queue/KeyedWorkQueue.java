@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -124,7 +125,7 @@ public final class KeyedWorkQueue<K> {
     volatile long startedAt;
     long timerId;
     long dueAt;
-    Disposable timer;
+    @Nullable Disposable timer;
 
     boolean idle() {
       return !queued && !processing && !dirty && timerId == 0 && failures == 0;
@@ -150,14 +151,14 @@ public final class KeyedWorkQueue<K> {
   private final AtomicLong requested = new AtomicLong();
   private final AtomicInteger drainWork = new AtomicInteger();
   /** Written by {@link #onStart} and read right after it, both by the thread that owns the drain loop. */
-  private State started;
+  private @Nullable State started;
   private long startedWaitingSince;
 
   private final AtomicBoolean shutdownStarted = new AtomicBoolean();
   private volatile boolean shuttingDown;
   private volatile boolean aborted;
   private volatile boolean terminated;
-  private volatile Disposable drainDeadline;
+  private volatile @Nullable Disposable drainDeadline;
   private final Sinks.One<Boolean> termination = Sinks.one();
   private final Sinks.Empty<Void> abort = Sinks.empty();
   private final Flux<K> keys;
@@ -324,7 +325,7 @@ public final class KeyedWorkQueue<K> {
   // ---- state transitions: each runs inside states.compute for its key. They only touch the key's state, the
   // ---- lock-free ready queue and counters; emitting, scheduling and disposing happen after compute returns.
 
-  private State onAdd(K key, State s) {
+  private @Nullable State onAdd(K key, @Nullable State s) {
     if (shuttingDown) {
       return s;
     }
@@ -348,7 +349,7 @@ public final class KeyedWorkQueue<K> {
     }
   }
 
-  private State onStart(K key, State s) {
+  private @Nullable State onStart(K key, @Nullable State s) {
     started = null;
     if (s != null && s.queued) {
       s.queued = false;
@@ -360,7 +361,7 @@ public final class KeyedWorkQueue<K> {
     return s;
   }
 
-  private State onDone(K key, State s, Outcome outcome, Finished finished) {
+  private @Nullable State onDone(K key, State s, Outcome outcome, Finished finished) {
     if (!s.processing) {
       return s;
     }
@@ -388,7 +389,7 @@ public final class KeyedWorkQueue<K> {
 
   /** Per-call results of {@link #onDone}, read after compute returns. */
   private static final class Finished {
-    State state;
+    @Nullable State state;
     long startedAt;
     int previousFailures;
   }
@@ -423,7 +424,7 @@ public final class KeyedWorkQueue<K> {
 
   /** Per-call results of a delayed add: the timer to cancel and the id of the timer to start, if any. */
   private static final class Rearmed {
-    Disposable replaced;
+    @Nullable Disposable replaced;
     long timerId;
   }
 

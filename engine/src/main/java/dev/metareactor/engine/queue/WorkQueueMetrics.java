@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The queue's meters, named so that a Prometheus registry exposes client-go's workqueue metrics:
@@ -95,7 +96,7 @@ final class WorkQueueMetrics {
         .register(registry);
   }
 
-  private Gauge gauge(String name, String baseUnit, KeyedWorkQueue<?> queue,
+  private Gauge gauge(String name, @Nullable String baseUnit, KeyedWorkQueue<?> queue,
       ToDoubleFunction<KeyedWorkQueue<?>> value, String description) {
     Gauge previous = registry.find(name).tags(tags).gauge();
     if (previous != null) {

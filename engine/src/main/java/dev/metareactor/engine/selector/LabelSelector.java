@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -34,7 +35,7 @@ public record LabelSelector(List<Requirement> requirements) {
     return requirements.isEmpty();
   }
 
-  public boolean matches(Map<String, String> labels) {
+  public boolean matches(@Nullable Map<String, String> labels) {
     Map<String, String> present = labels == null ? Map.of() : labels;
     for (Requirement requirement : requirements) {
       if (!requirement.matches(present)) {
@@ -67,7 +68,7 @@ public record LabelSelector(List<Requirement> requirements) {
    *
    * @throws IllegalArgumentException naming the offending field
    */
-  public static LabelSelector fromApi(JsonNode selector) {
+  public static LabelSelector fromApi(@Nullable JsonNode selector) {
     if (selector == null || selector.isNull() || selector.isMissingNode()) {
       return EVERYTHING;
     }

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One term of a label selector: {@code key} compared to {@code values} by {@code operator}.
@@ -83,7 +84,7 @@ public record Requirement(String key, Operator operator, Set<String> values) {
   }
 
   /** The single value this term pins the key to, if it is an equality ({@code In} with one value). */
-  public String requiredValue() {
+  public @Nullable String requiredValue() {
     return operator == Operator.IN && values.size() == 1 ? values.iterator().next() : null;
   }
 

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Owners (parents) indexed by the label selectors they claim with, to answer "whose selector matches this object's
@@ -59,7 +60,7 @@ public final class SelectorIndex<K> {
   }
 
   /** The owners whose selector matches an object in {@code namespace} with {@code labels}. */
-  public Set<K> matching(String namespace, Map<String, String> labels) {
+  public Set<K> matching(String namespace, @Nullable Map<String, String> labels) {
     Map<String, String> present = labels == null ? Map.of() : labels;
     Set<K> result = new HashSet<>();
     collect(namespace, present, result);
@@ -88,7 +89,7 @@ public final class SelectorIndex<K> {
     labels.forEach((key, value) -> addMatching(byLabel.get(key + "=" + value), labels, result));
   }
 
-  private void addMatching(Set<K> owners, Map<String, String> labels, Set<K> result) {
+  private void addMatching(@Nullable Set<K> owners, Map<String, String> labels, Set<K> result) {
     if (owners == null) {
       return;
     }

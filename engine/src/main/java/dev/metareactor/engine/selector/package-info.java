@@ -3,4 +3,7 @@
  * the index that finds the selectors matching an object's labels without testing every one. Immutable selectors; the
  * index is thread-safe.
  */
+@NullMarked
 package dev.metareactor.engine.selector;
+
+import org.jspecify.annotations.NullMarked;

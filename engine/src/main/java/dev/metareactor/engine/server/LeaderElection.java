@@ -18,6 +18,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -65,14 +66,15 @@ final class LeaderElection implements AutoCloseable {
   private final Scheduler scheduler;
 
   // Touched only on the scheduler's worker.
-  private KubeObject observed;
-  private String observedSpec;
+  private @Nullable KubeObject observed;
+  private @Nullable String observedSpec;
   private long observedAt;
   private long renewedAt;
   private boolean leading;
-  private Runnable onLeading;
-  private Runnable onLost;
-  private Disposable next;
+  // Set by start(), before the first attempt.
+  private @Nullable Runnable onLeading;
+  private @Nullable Runnable onLost;
+  private @Nullable Disposable next;
   private boolean closed;
 
   /**
@@ -140,7 +142,7 @@ final class LeaderElection implements AutoCloseable {
         leading = true;
         renewedAt = now;
         LOG.atInfo().setMessage("Successfully acquired lease").addKeyValue("lock", lock).log();
-        onLeading.run();
+        Objects.requireNonNull(onLeading, "set by start()").run();
       }
       long jittered = (long) (RETRY_PERIOD.toMillis() * (1 + ThreadLocalRandom.current().nextDouble(JITTER)));
       attemptAfter(held ? RETRY_PERIOD : Duration.ofMillis(jittered));
@@ -152,7 +154,7 @@ final class LeaderElection implements AutoCloseable {
       leading = false;
       LOG.atInfo().setMessage("Failed to renew lease").addKeyValue("lock", lock)
           .addKeyValue("err", "no renewal succeeded for " + RENEW_DEADLINE.toSeconds() + "s").log();
-      onLost.run();
+      Objects.requireNonNull(onLost, "set by start()").run();
       return;
     }
     attemptAfter(RETRY_PERIOD);

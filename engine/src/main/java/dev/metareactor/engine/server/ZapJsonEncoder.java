@@ -14,6 +14,7 @@ import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.event.KeyValuePair;
 import tools.jackson.core.io.JsonStringEncoder;
 
@@ -106,7 +107,7 @@ final class ZapJsonEncoder extends EncoderBase<ILoggingEvent> {
     }
   }
 
-  private static void value(StringBuilder line, Object value) {
+  private static void value(StringBuilder line, @Nullable Object value) {
     if (value == null) {
       line.append("null");
     } else if (value instanceof Boolean || value instanceof Integer || value instanceof Long
@@ -124,7 +125,7 @@ final class ZapJsonEncoder extends EncoderBase<ILoggingEvent> {
     }
   }
 
-  private static void string(StringBuilder line, String text) {
+  private static void string(StringBuilder line, @Nullable String text) {
     line.append('"');
     JsonStringEncoder.getInstance().quoteAsString(text == null ? "" : text, line);
     line.append('"');

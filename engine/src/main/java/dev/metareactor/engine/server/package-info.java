@@ -18,4 +18,7 @@
  *   <li>{@code main}: parsing, start, then waiting for a signal; shutdown.</li>
  * </ul>
  */
+@NullMarked
 package dev.metareactor.engine.server;
+
+import org.jspecify.annotations.NullMarked;

@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
@@ -138,7 +139,7 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
    * Replaces the parent's status when it differs from the cached one; completes with whether the parent is still
    * there (not gone, not re-created under its name).
    */
-  private Mono<Boolean> updateStatus(SyncedObject synced, ObjectNode parentJson, ObjectNode hookStatus) {
+  private Mono<Boolean> updateStatus(SyncedObject synced, ObjectNode parentJson, @Nullable ObjectNode hookStatus) {
     KubeObject parent = synced.object();
     ObjectNode status = hookStatus == null ? NODES.objectNode() : hookStatus.deepCopy();
     status.put("observedGeneration", parent.generation());

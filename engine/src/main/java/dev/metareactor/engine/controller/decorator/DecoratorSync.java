@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
@@ -85,7 +86,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
 
   @Override
   public ObjectSync.Plan plan(TargetKey key, SyncedObject synced, ObjectNode json) {
-    TargetType type = targets.get(synced.resource());
+    TargetType type = Objects.requireNonNull(targets.get(synced.resource()), "one of the target resources");
     return new ObjectSync.Plan() {
       @Override
       public Mono<Map<ChildType, List<KubeObject>>> owned() {
@@ -108,7 +109,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
     Map<ChildType, List<KubeObject>> observed = new LinkedHashMap<>();
     for (ChildType attachmentType : attachmentTypes) {
       List<KubeObject> mine = new ArrayList<>();
-      for (KubeObject attachment : attachmentType.informer().controlledBy(target.uid())) {
+      for (KubeObject attachment : attachmentType.informer().controlledBy(target.storedUid())) {
         boolean ours = spec.name().equals(attachment.annotations().get(DECORATOR_ANNOTATION));
         boolean inScope = !type.resource().namespaced() || target.namespace().equals(attachment.namespace());
         if (ours && inScope) {
@@ -121,7 +122,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   }
 
   /** {@code labels} or {@code annotations}: an object of strings, {@code null} for "remove this key". */
-  private static Map<String, String> stringMap(JsonNode node, String field) {
+  private static Map<String, String> stringMap(@Nullable JsonNode node, String field) {
     Map<String, String> values = new LinkedHashMap<>();
     if (node == null || node.isNull()) {
       return values;
@@ -179,7 +180,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   }
 
   /** The hook's status replaces the target's, when it gave one and it differs (no observedGeneration here). */
-  private Mono<Boolean> updateStatus(SyncedObject synced, ObjectNode targetJson, ObjectNode status) {
+  private Mono<Boolean> updateStatus(SyncedObject synced, ObjectNode targetJson, @Nullable ObjectNode status) {
     KubeObject target = synced.object();
     if (status == null || !writtenStatus.needsWriting(target, targetJson.get("status"), status)) {
       return Mono.just(true);

@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One MapController: for every input object a parent selects, the outputs its map hook asks for; and for the
@@ -42,7 +44,7 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
   }
 
   /** Set by {@link #wire}, before any event is routed. */
-  private volatile MapStatus status;
+  private volatile @Nullable MapStatus status;
 
   /**
    * Parses and validates a MapController object.
@@ -75,7 +77,7 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
     MapSync.Inputs inputCaches = MapSync.Inputs.of(inputs);
     List<ApiResource> inputResources = List.copyOf(inputs.keySet());
     MapSync sync = new MapSync(spec(), parents, inputResources, inputCaches, outputs, chosenHook("tombstone"),
-        parent -> status.changed(parent));
+        parent -> Objects.requireNonNull(status, "made before events are routed").changed(parent));
     status = new MapStatus(KIND + " " + name(), parents, inputResources,
         parent -> inputCounts(sync, parent, inputResources), outputs, context().api(),
         context().scheduling().work(), context().scheduling().nanoTime());

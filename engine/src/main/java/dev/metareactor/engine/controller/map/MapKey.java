@@ -4,6 +4,7 @@ import dev.metareactor.engine.controller.SyncKey;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A MapController's unit of work: one input of one parent, named by the input's UID (its {@code mapKey}).
@@ -19,7 +20,7 @@ import java.util.Objects;
  * @param mapKey the input's UID
  * @param input where the input is, or {@code null}
  */
-public record MapKey(String namespace, String name, String mapKey, InputRef input) implements SyncKey {
+public record MapKey(String namespace, String name, String mapKey, @Nullable InputRef input) implements SyncKey {
 
   /** Where an input is: its resource, namespace ({@code ""} when cluster-scoped) and name. */
   public record InputRef(ApiResource resource, String namespace, String name) {

@@ -96,7 +96,7 @@ final class MapRouter {
       owners.addAll(index.matching(input.namespace(), event.previous().labels()));
     }
     for (ParentKey owner : owners) {
-      enqueue.accept(new MapKey(owner.namespace(), owner.name(), input.uid(), where));
+      enqueue.accept(new MapKey(owner.namespace(), owner.name(), input.storedUid(), where));
       statusChanged.accept(owner);
     }
   }

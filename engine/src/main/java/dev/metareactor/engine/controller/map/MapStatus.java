@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -62,7 +63,7 @@ final class MapStatus implements AutoCloseable {
   private static final class Pending {
     final long first;
     long last;
-    Disposable timer;
+    @Nullable Disposable timer;
 
     Pending(long now) {
       this.first = now;
@@ -184,7 +185,7 @@ final class MapStatus implements AutoCloseable {
     for (ChildType type : outputs) {
       Map<String, Integer> conditions = new TreeMap<>();
       int total = 0;
-      for (KubeObject output : type.informer().controlledBy(parent.uid())) {
+      for (KubeObject output : type.informer().controlledBy(parent.storedUid())) {
         if (output.labels().containsKey(MapSync.MAP_KEY_LABEL)) {
           total++;
           trueConditions(output).forEach(condition -> conditions.merge(condition, 1, Integer::sum));

@@ -26,6 +26,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -67,7 +68,7 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
   private final List<ApiResource> inputs;
   private final Inputs inputCaches;
   private final List<ChildType> outputs;
-  private final ObjectSync.ChosenHook tombstone;
+  private final ObjectSync.@Nullable ChosenHook tombstone;
   private final ObjectSync.ChosenHook keepNothing;
   private final Consumer<ParentKey> statusChanged;
   private final DesiredObjects desiredObjects;
@@ -83,12 +84,16 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
       return new Inputs() {
         @Override
         public Optional<KubeObject> get(ApiResource resource, String namespace, String name) {
-          return informers.get(resource).get(namespace, name);
+          return informer(resource).get(namespace, name);
         }
 
         @Override
         public List<KubeObject> candidates(ApiResource resource, LabelSelector selector, String namespace) {
-          return informers.get(resource).candidates(selector, namespace);
+          return informer(resource).candidates(selector, namespace);
+        }
+
+        private InformerLease informer(ApiResource resource) {
+          return Objects.requireNonNull(informers.get(resource), "one of the controller's input resources");
         }
       };
     }
@@ -99,7 +104,7 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
    * @param statusChanged told after each sync that the parent's status may need counting again
    */
   MapSync(MapControllerSpec spec, SyncedResource parents, List<ApiResource> inputs, Inputs inputCaches,
-      List<ChildType> outputs, ObjectSync.ChosenHook tombstone, Consumer<ParentKey> statusChanged) {
+      List<ChildType> outputs, ObjectSync.@Nullable ChosenHook tombstone, Consumer<ParentKey> statusChanged) {
     this.parents = Objects.requireNonNull(parents, "parents");
     this.inputs = List.copyOf(inputs);
     this.inputCaches = Objects.requireNonNull(inputCaches, "inputCaches");
@@ -134,12 +139,12 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
     LabelSelector selector = selectorOf(parent, parent.toTree());
     for (ApiResource resource : inputs) {
       for (KubeObject input : selected(parent, selector, resource)) {
-        keys.put(input.uid(), new MapKey(owner.namespace(), owner.name(), input.uid(),
+        keys.put(input.storedUid(), new MapKey(owner.namespace(), owner.name(), input.storedUid(),
             new MapKey.InputRef(resource, input.namespace(), input.name())));
       }
     }
     for (ChildType type : outputs) {
-      for (KubeObject output : type.informer().controlledBy(parent.uid())) {
+      for (KubeObject output : type.informer().controlledBy(parent.storedUid())) {
         String mapKey = output.labels().get(MAP_KEY_LABEL);
         if (mapKey != null && !keys.containsKey(mapKey)) {
           keys.put(mapKey, new MapKey(owner.namespace(), owner.name(), mapKey, inputOf(output)));
@@ -174,11 +179,11 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
     return !input.deleting()
         && (!parents.resource().namespaced() || !resource.namespaced() || input.namespace().equals(parent.namespace()))
         && selector.matches(input.labels())
-        && (input.controller() == null || !parent.uid().equals(input.controller().uid()));
+        && (input.controller() == null || !parent.storedUid().equals(input.controller().uid()));
   }
 
   /** Where the input of an output is, from the annotation it carries; {@code null} when it does not say. */
-  MapKey.InputRef inputOf(KubeObject output) {
+  MapKey.@Nullable InputRef inputOf(KubeObject output) {
     String named = output.annotations().get(INPUT_ANNOTATION);
     if (named == null) {
       return null;
@@ -211,7 +216,7 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
       }
 
       @Override
-      public ObjectSync.ChosenHook hook(ObjectSync.ChosenHook map) {
+      public ObjectSync.@Nullable ChosenHook hook(ObjectSync.@Nullable ChosenHook map) {
         if (input.isPresent()) {
           return map;
         }
@@ -237,8 +242,9 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
         if (input.isEmpty()) {
           return new ObjectSync.Answer(List.of(), kept(group, response.children()), () -> changed(owner));
         }
-        MapKey.InputRef where = new MapKey.InputRef(key.input().resource(), input.get().namespace(),
-            input.get().name());
+        MapKey.InputRef where = new MapKey.InputRef(
+            Objects.requireNonNull(key.input(), "an input was found where the key says").resource(),
+            input.get().namespace(), input.get().name());
         List<DesiredChild> desired = desiredObjects.check(response.children(), outputs, parent, synced.resource(),
             (metadata, description) -> {
               metadata.withObject("labels").put(MAP_KEY_LABEL, key.mapKey());
@@ -270,7 +276,7 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
     Map<ChildType, List<KubeObject>> group = new LinkedHashMap<>();
     for (ChildType type : outputs) {
       group.put(type, type.informer().labelled(MAP_KEY_LABEL, mapKey).stream()
-          .filter(output -> output.controller() != null && parent.uid().equals(output.controller().uid()))
+          .filter(output -> output.controller() != null && parent.storedUid().equals(output.controller().uid()))
           .toList());
     }
     return group;

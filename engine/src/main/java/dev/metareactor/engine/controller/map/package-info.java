@@ -7,4 +7,7 @@
  * {@code controller/}: routers on informer threads, syncs on the work queue's workers, status counts on the work
  * scheduler.
  */
+@NullMarked
 package dev.metareactor.engine.controller.map;
+
+import org.jspecify.annotations.NullMarked;

@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -56,10 +57,10 @@ public final class RelatedObjects<K> implements AutoCloseable {
   private final String controllerKind;
   private final String controllerName;
   private final JsonNode controllerObject;
-  private final HookCaller hook;
+  private final @Nullable HookCaller hook;
   private final HookVersion version;
   private final UnknownFields unknownFields;
-  private final ControllerContext context;
+  private final @Nullable ControllerContext context;
   private final Consumer<K> enqueue;
   private final Cache<String, List<RelatedRule>> answers = Caffeine.newBuilder()
       .expireAfterWrite(ANSWER_LIFETIME).maximumSize(MAX_CACHED_ANSWERS).build();
@@ -69,7 +70,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
   private final Object lock = new Object();
   private final Map<ApiResource, InformerLease> informers = new java.util.HashMap<>();
   private final List<Disposable> subscriptions = new ArrayList<>();
-  private InformerLease namespaces;
+  private @Nullable InformerLease namespaces;
   private boolean closed;
 
   /**
@@ -78,8 +79,9 @@ public final class RelatedObjects<K> implements AutoCloseable {
    * @param hookSpec the customize hook's spec (version and {@code responseUnMarshallMode}), when there is one
    * @param enqueue re-syncs a parent
    */
-  public RelatedObjects(String controllerKind, String controllerName, JsonNode controllerObject, HookCaller hook,
-      Optional<HookSpec> hookSpec, ControllerContext context, Consumer<K> enqueue) {
+  public RelatedObjects(String controllerKind, String controllerName, JsonNode controllerObject,
+      @Nullable HookCaller hook, Optional<HookSpec> hookSpec, @Nullable ControllerContext context,
+      Consumer<K> enqueue) {
     this.controllerKind = Objects.requireNonNull(controllerKind, "controllerKind");
     this.controllerName = Objects.requireNonNull(controllerName, "controllerName");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
@@ -101,12 +103,13 @@ public final class RelatedObjects<K> implements AutoCloseable {
    */
   public Mono<ObjectNode> of(K key, KubeObject parent, ObjectNode parentJson,
       ApiResource parentResource, HookVersion requestVersion) {
-    if (hook == null) {
+    HookCaller caller = hook;
+    if (caller == null) {
       return Mono.just(NODES.objectNode());
     }
     String answerKey = parent.uid() + "/" + parent.generation();
     List<RelatedRule> cached = answers.getIfPresent(answerKey);
-    Mono<List<RelatedRule>> rules = cached != null ? Mono.just(cached) : customize(parent, parentJson)
+    Mono<List<RelatedRule>> rules = cached != null ? Mono.just(cached) : customize(caller, parent, parentJson)
         .doOnNext(answer -> answers.put(answerKey, answer));
     return rules.map(answer -> select(key, parent, parentResource.namespaced(), answer, requestVersion));
   }
@@ -116,7 +119,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
     index.remove(key);
   }
 
-  private Mono<List<RelatedRule>> customize(KubeObject parent, ObjectNode parentJson) {
+  private Mono<List<RelatedRule>> customize(HookCaller hook, KubeObject parent, ObjectNode parentJson) {
     ObjectNode request = NODES.objectNode();
     request.set("controller", controllerObject);
     request.set("parent", parentJson);
@@ -154,7 +157,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
   private ObjectNode select(K key, KubeObject parent, boolean parentNamespaced,
       List<RelatedRule> rules, HookVersion requestVersion) {
     String parentNamespace = parentNamespaced ? parent.namespace() : "";
-    ResourceMap served = context.discovery().current();
+    ResourceMap served = context().discovery().current();
     List<ResolvedRule> resolved = new ArrayList<>(rules.size());
     for (int i = 0; i < rules.size(); i++) {
       RelatedRule rule = rules.get(i);
@@ -222,7 +225,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
         throw new IllegalStateException(controllerKind + " " + controllerName + " is stopping");
       }
       return informers.computeIfAbsent(resource, r -> {
-        InformerLease lease = context.informers().acquire(r);
+        InformerLease lease = context().informers().acquire(r);
         subscriptions.add(lease.events().subscribe(event -> route(r, event),
             error -> LOG.error("{} {}: related events of {} failed", controllerKind, controllerName, r, error)));
         return lease;
@@ -235,7 +238,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
       if (namespaces == null) {
         ApiResource resource = served.byResource("v1", "namespaces")
             .orElseThrow(() -> new IllegalStateException("the API server does not serve v1 namespaces"));
-        namespaces = context.informers().acquire(resource);
+        namespaces = context().informers().acquire(resource);
         subscriptions.add(namespaces.events().subscribe(this::routeNamespace,
             error -> LOG.error("{} {}: namespace events failed", controllerKind, controllerName, error)));
       }
@@ -260,9 +263,15 @@ public final class RelatedObjects<K> implements AutoCloseable {
 
   private void routeNamespace(ObjectEvent event) {
     if (event.type() == ObjectEvent.Type.UPDATED && !event.isResync()
-        && !event.previous().labels().equals(event.object().labels())) {
+        && !Objects.requireNonNull(event.previous(), "an update has the previous object").labels()
+            .equals(event.object().labels())) {
       index.parentsSelectingNamespaces().forEach(enqueue);
     }
+  }
+
+  /** The engine's services: there is a context whenever there is a customize hook, and nothing is read without. */
+  private ControllerContext context() {
+    return Objects.requireNonNull(context, "a controller with a customize hook has a context");
   }
 
   /** Gives the related informers back. */

@@ -5,6 +5,7 @@ import dev.metareactor.engine.selector.LabelSelector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -20,7 +21,7 @@ import tools.jackson.databind.JsonNode;
  * @param names {@code names}; empty means every name
  */
 public record RelatedRule(String apiVersion, String resource, Selection selection, LabelSelector labels,
-    LabelSelector namespaces, String namespace, List<String> names) {
+    @Nullable LabelSelector namespaces, @Nullable String namespace, List<String> names) {
 
   /** A {@code namespace} that stands for every namespace. */
   public static final String ANY_NAMESPACE = "*";
@@ -83,7 +84,7 @@ public record RelatedRule(String apiVersion, String resource, Selection selectio
         namespace, names);
   }
 
-  private static JsonNode present(JsonNode node) {
+  private static @Nullable JsonNode present(@Nullable JsonNode node) {
     return node == null || node.isNull() || node.isMissingNode() ? null : node;
   }
 
@@ -95,7 +96,7 @@ public record RelatedRule(String apiVersion, String resource, Selection selectio
     return value.stringValue();
   }
 
-  private static String optionalText(JsonNode node, String name, String field) {
+  private static @Nullable String optionalText(JsonNode node, String name, String field) {
     JsonNode value = present(node.get(name));
     if (value == null) {
       return null;
@@ -106,7 +107,7 @@ public record RelatedRule(String apiVersion, String resource, Selection selectio
     return value.stringValue().isEmpty() ? null : value.stringValue();
   }
 
-  private static List<String> names(JsonNode node, String field) {
+  private static List<String> names(@Nullable JsonNode node, String field) {
     if (node == null) {
       return List.of();
     }
@@ -123,7 +124,7 @@ public record RelatedRule(String apiVersion, String resource, Selection selectio
     return names;
   }
 
-  private static LabelSelector selector(JsonNode node, String field) {
+  private static LabelSelector selector(@Nullable JsonNode node, String field) {
     if (node == null) {
       return LabelSelector.everything();
     }

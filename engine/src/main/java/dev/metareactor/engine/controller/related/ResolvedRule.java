@@ -106,6 +106,7 @@ public record ResolvedRule(ApiResource resource, RelatedRule rule, String scope)
       return false;
     }
     return rule.selection() != RelatedRule.Selection.NAMESPACE_SELECTOR
-        || rule.namespaces().matches(namespaceLabels.apply(namespace));
+        || Objects.requireNonNull(rule.namespaces(), "a namespaceSelector rule has one")
+            .matches(namespaceLabels.apply(namespace));
   }
 }
