@@ -1,9 +1,11 @@
 package dev.metareactor.engine.api;
 
 import dev.metareactor.engine.selector.LabelSelector;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -15,6 +17,8 @@ import tools.jackson.databind.JsonNode;
  * @param parent {@code spec.parentResource}
  * @param parentSelector {@code spec.parentResource.labelSelector} (everything when absent)
  * @param ignoreStatusChanges {@code spec.parentResource.ignoreStatusChanges}
+ * @param revisionFieldPaths {@code spec.parentResource.revisionHistory.fieldPaths}: the parent fields a rolling
+ *     update's ControllerRevisions record, dot-separated; empty when absent (then {@code ["spec"]})
  * @param children {@code spec.childResources}
  * @param syncHook {@code spec.hooks.sync}
  * @param finalizeHook {@code spec.hooks.finalize}
@@ -28,6 +32,7 @@ public record CompositeControllerSpec(
     ResourceRule parent,
     LabelSelector parentSelector,
     boolean ignoreStatusChanges,
+    List<String> revisionFieldPaths,
     List<ChildResourceRule> children,
     Optional<HookSpec> syncHook,
     Optional<HookSpec> finalizeHook,
@@ -40,6 +45,7 @@ public record CompositeControllerSpec(
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(parent, "parent");
     Objects.requireNonNull(parentSelector, "parentSelector");
+    revisionFieldPaths = List.copyOf(revisionFieldPaths);
     children = List.copyOf(children);
     Objects.requireNonNull(syncHook, "syncHook");
     Objects.requireNonNull(finalizeHook, "finalizeHook");
@@ -64,8 +70,28 @@ public record CompositeControllerSpec(
     List<ChildResourceRule> children = SpecFields.childRules(spec.get("childResources"), "spec.childResources", true);
     SpecFields.Hooks hooks = SpecFields.hooks(spec);
     return new CompositeControllerSpec(SpecFields.name(controller), parent.resource(), parent.selector(),
-        ignoreStatusChanges, children, hooks.syncHook(), hooks.finalizeHook(), hooks.customizeHook(),
+        ignoreStatusChanges, fieldPaths(parent.node().path("revisionHistory").get("fieldPaths")), children,
+        hooks.syncHook(), hooks.finalizeHook(), hooks.customizeHook(),
         SpecFields.resyncPeriodSeconds(spec),
         SpecFields.bool(spec.get("generateSelector"), "spec.generateSelector"), spec.path("endpointConfigs"));
+  }
+
+  private static List<String> fieldPaths(@Nullable JsonNode node) {
+    String field = "spec.parentResource.revisionHistory.fieldPaths";
+    if (node == null || node.isNull()) {
+      return List.of();
+    }
+    if (!node.isArray()) {
+      throw new InvalidControllerException(field + ": must be a list");
+    }
+    List<String> paths = new ArrayList<>();
+    for (int i = 0; i < node.size(); i++) {
+      String path = SpecFields.text(node.get(i), field + "[" + i + "]");
+      if (List.of(path.split("\\.", -1)).contains("")) {
+        throw new InvalidControllerException(field + "[" + i + "]: \"" + path + "\" has an empty segment");
+      }
+      paths.add(path);
+    }
+    return paths;
   }
 }

@@ -93,9 +93,39 @@ final class SpecFields {
             + " is not supported yet (rolling updates with ControllerRevisions are planned); use "
             + (method.recreate() ? "Recreate" : "InPlace") + " to update all changed children at once");
       }
-      rules.add(new ChildResourceRule(rule, method));
+      rules.add(new ChildResourceRule(rule, method,
+          statusChecks(node.path("updateStrategy").get("statusChecks"), itemField + ".updateStrategy.statusChecks")));
     }
     return rules;
+  }
+
+  /** {@code updateStrategy.statusChecks}: its {@code conditions}, each with a {@code type}. */
+  static List<StatusCheck> statusChecks(@Nullable JsonNode node, String field) {
+    if (node == null || node.isNull()) {
+      return List.of();
+    }
+    if (!node.isObject()) {
+      throw new InvalidControllerException(field + ": must be an object");
+    }
+    JsonNode conditions = node.get("conditions");
+    if (conditions == null || conditions.isNull()) {
+      return List.of();
+    }
+    if (!conditions.isArray()) {
+      throw new InvalidControllerException(field + ".conditions: must be a list");
+    }
+    List<StatusCheck> checks = new ArrayList<>();
+    for (int i = 0; i < conditions.size(); i++) {
+      String itemField = field + ".conditions[" + i + "]";
+      JsonNode condition = conditions.get(i);
+      if (!condition.isObject()) {
+        throw new InvalidControllerException(itemField + ": must be an object with a type");
+      }
+      checks.add(new StatusCheck(text(condition.get("type"), itemField + ".type"),
+          optionalText(condition.get("status"), itemField + ".status"),
+          optionalText(condition.get("reason"), itemField + ".reason")));
+    }
+    return checks;
   }
 
   static Hooks hooks(JsonNode spec) {

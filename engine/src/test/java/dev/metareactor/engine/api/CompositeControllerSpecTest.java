@@ -46,6 +46,46 @@ class CompositeControllerSpecTest {
   }
 
   @Test
+  void readsWhatRollingUpdatesWillUseRevisionFieldPathsAndStatusChecks() {
+    CompositeControllerSpec spec = CompositeControllerSpec.parse(controller("""
+        {"parentResource": {"apiVersion": "ex.com/v1", "resource": "webs",
+                            "revisionHistory": {"fieldPaths": ["spec.template", "metadata.labels"]}},
+         "childResources": [
+           {"apiVersion": "v1", "resource": "pods", "updateStrategy": {"method": "InPlace",
+            "statusChecks": {"conditions": [{"type": "Ready", "status": "True"},
+                                            {"type": "Healthy", "reason": "Probed"}]}}},
+           {"apiVersion": "v1", "resource": "configmaps", "updateStrategy": {"statusChecks": {}}}],
+         "hooks": {"sync": {"webhook": {"url": "http://hook/sync"}}}}"""));
+
+    assertThat(spec.revisionFieldPaths()).containsExactly("spec.template", "metadata.labels");
+    assertThat(spec.children().get(0).statusChecks()).containsExactly(new StatusCheck("Ready", "True", null),
+        new StatusCheck("Healthy", null, "Probed"));
+    assertThat(spec.children().get(1).statusChecks()).isEmpty();
+    assertThat(CompositeControllerSpec.parse(controller(
+        "{\"parentResource\": {\"apiVersion\": \"v1\", \"resource\": \"x\"}, \"hooks\": {\"sync\": {\"webhook\":"
+        + " {\"url\": \"u\"}}}}")).revisionFieldPaths()).isEmpty();
+  }
+
+  @Test
+  void malformedRevisionFieldPathsAndStatusChecksAreNamed() {
+    String hooks = ", \"hooks\": {\"sync\": {\"webhook\": {\"url\": \"u\"}}}}";
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("{\"parentResource\": {\"apiVersion\": \"v1\","
+        + " \"resource\": \"x\", \"revisionHistory\": {\"fieldPaths\": \"spec\"}}" + hooks)))
+        .hasMessage("spec.parentResource.revisionHistory.fieldPaths: must be a list");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("{\"parentResource\": {\"apiVersion\": \"v1\","
+        + " \"resource\": \"x\", \"revisionHistory\": {\"fieldPaths\": [\"spec\", \"spec..x\"]}}" + hooks)))
+        .hasMessage("spec.parentResource.revisionHistory.fieldPaths[1]: \"spec..x\" has an empty segment");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("{\"parentResource\": {\"apiVersion\": \"v1\","
+        + " \"resource\": \"x\"}, \"childResources\": [{\"apiVersion\": \"v1\", \"resource\": \"pods\","
+        + " \"updateStrategy\": {\"statusChecks\": {\"conditions\": [{\"status\": \"True\"}]}}}]" + hooks)))
+        .hasMessage("spec.childResources[0].updateStrategy.statusChecks.conditions[0].type: required");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("{\"parentResource\": {\"apiVersion\": \"v1\","
+        + " \"resource\": \"x\"}, \"childResources\": [{\"apiVersion\": \"v1\", \"resource\": \"pods\","
+        + " \"updateStrategy\": {\"statusChecks\": {\"conditions\": {}}}}]" + hooks)))
+        .hasMessage("spec.childResources[0].updateStrategy.statusChecks.conditions: must be a list");
+  }
+
+  @Test
   void errorsNameTheField() {
     assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("{}")))
         .hasMessage("spec.parentResource: required");
