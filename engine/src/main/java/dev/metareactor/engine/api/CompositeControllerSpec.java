@@ -1,7 +1,6 @@
 package dev.metareactor.engine.api;
 
 import dev.metareactor.engine.selector.LabelSelector;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -77,21 +76,12 @@ public record CompositeControllerSpec(
   }
 
   private static List<String> fieldPaths(@Nullable JsonNode node) {
-    String field = "spec.parentResource.revisionHistory.fieldPaths";
-    if (node == null || node.isNull()) {
-      return List.of();
-    }
-    if (!node.isArray()) {
-      throw new InvalidControllerException(field + ": must be a list");
-    }
-    List<String> paths = new ArrayList<>();
-    for (int i = 0; i < node.size(); i++) {
-      String path = SpecFields.text(node.get(i), field + "[" + i + "]");
+    return SpecFields.list(node, "spec.parentResource.revisionHistory.fieldPaths", (item, field) -> {
+      String path = SpecFields.text(item, field);
       if (List.of(path.split("\\.", -1)).contains("")) {
-        throw new InvalidControllerException(field + "[" + i + "]: \"" + path + "\" has an empty segment");
+        throw new InvalidControllerException(field + ": \"" + path + "\" has an empty segment");
       }
-      paths.add(path);
-    }
-    return paths;
+      return path;
+    });
   }
 }

@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiFunction;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
@@ -69,17 +70,8 @@ final class SpecFields {
    * @param refuseRolling whether rolling update methods are refused (they are not supported for this list)
    */
   static List<ChildResourceRule> childRules(@Nullable JsonNode nodes, String field, boolean refuseRolling) {
-    List<ChildResourceRule> rules = new ArrayList<>();
-    if (nodes == null || nodes.isNull()) {
-      return rules;
-    }
-    if (!nodes.isArray()) {
-      throw new InvalidControllerException(field + ": must be a list");
-    }
     Set<ResourceRule> seen = new HashSet<>();
-    for (int i = 0; i < nodes.size(); i++) {
-      String itemField = field + "[" + i + "]";
-      JsonNode node = nodes.get(i);
+    return list(nodes, field, (node, itemField) -> {
       ResourceRule rule = resourceRule(node, itemField);
       if (!seen.add(rule)) {
         throw new InvalidControllerException(itemField + ": " + rule + " is listed twice");
@@ -93,10 +85,27 @@ final class SpecFields {
             + " is not supported yet (rolling updates with ControllerRevisions are planned); use "
             + (method.recreate() ? "Recreate" : "InPlace") + " to update all changed children at once");
       }
-      rules.add(new ChildResourceRule(rule, method,
-          statusChecks(node.path("updateStrategy").get("statusChecks"), itemField + ".updateStrategy.statusChecks")));
+      return new ChildResourceRule(rule, method,
+          statusChecks(node.path("updateStrategy").get("statusChecks"), itemField + ".updateStrategy.statusChecks"));
+    });
+  }
+
+  /**
+   * A list field: absent or {@code null} is empty, anything but a list an error; each item read by {@code item}
+   * with its field name ({@code field[i]}).
+   */
+  static <T> List<T> list(@Nullable JsonNode nodes, String field, BiFunction<JsonNode, String, T> item) {
+    if (nodes == null || nodes.isNull()) {
+      return List.of();
     }
-    return rules;
+    if (!nodes.isArray()) {
+      throw new InvalidControllerException(field + ": must be a list");
+    }
+    List<T> items = new ArrayList<>(nodes.size());
+    for (int i = 0; i < nodes.size(); i++) {
+      items.add(item.apply(nodes.get(i), field + "[" + i + "]"));
+    }
+    return items;
   }
 
   /** {@code updateStrategy.statusChecks}: its {@code conditions}, each with a {@code type}. */
@@ -107,25 +116,14 @@ final class SpecFields {
     if (!node.isObject()) {
       throw new InvalidControllerException(field + ": must be an object");
     }
-    JsonNode conditions = node.get("conditions");
-    if (conditions == null || conditions.isNull()) {
-      return List.of();
-    }
-    if (!conditions.isArray()) {
-      throw new InvalidControllerException(field + ".conditions: must be a list");
-    }
-    List<StatusCheck> checks = new ArrayList<>();
-    for (int i = 0; i < conditions.size(); i++) {
-      String itemField = field + ".conditions[" + i + "]";
-      JsonNode condition = conditions.get(i);
+    return list(node.get("conditions"), field + ".conditions", (condition, itemField) -> {
       if (!condition.isObject()) {
         throw new InvalidControllerException(itemField + ": must be an object with a type");
       }
-      checks.add(new StatusCheck(text(condition.get("type"), itemField + ".type"),
+      return new StatusCheck(text(condition.get("type"), itemField + ".type"),
           optionalText(condition.get("status"), itemField + ".status"),
-          optionalText(condition.get("reason"), itemField + ".reason")));
-    }
-    return checks;
+          optionalText(condition.get("reason"), itemField + ".reason"));
+    });
   }
 
   static Hooks hooks(JsonNode spec) {
