@@ -140,8 +140,8 @@ class RolloutTest {
 
     Rollout.Result result = step(revision("new", List.of(), answer("v2", A, B, C)), old);
 
-    // C is new (no revision claims it) and B needs no write: both move; then A is gated by nothing on latest
-    // failing (B is ready, C is missing).
+    // C is new (no revision claims it) and B needs no write: both move to latest at once, ungated. A, the one
+    // child left on "old", must then wait: C, now on latest, does not exist yet.
     assertThat(result.updated().message()).isEqualTo("missing child Pod c");
     assertThat(result.latest().children()).containsExactly(B, C);
     assertThat(result.older().get("old").children()).containsExactly(A);
