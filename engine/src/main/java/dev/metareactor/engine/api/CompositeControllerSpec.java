@@ -66,7 +66,7 @@ public record CompositeControllerSpec(
     SpecFields.Parent parent = SpecFields.parent(spec);
     boolean ignoreStatusChanges = SpecFields.bool(parent.node().get("ignoreStatusChanges"),
         "spec.parentResource.ignoreStatusChanges");
-    List<ChildResourceRule> children = SpecFields.childRules(spec.get("childResources"), "spec.childResources", true);
+    List<ChildResourceRule> children = SpecFields.childRules(spec.get("childResources"), "spec.childResources", false);
     SpecFields.Hooks hooks = SpecFields.hooks(spec);
     return new CompositeControllerSpec(SpecFields.name(controller), parent.resource(), parent.selector(),
         ignoreStatusChanges, fieldPaths(parent.node().path("revisionHistory").get("fieldPaths")), children,

@@ -67,7 +67,7 @@ final class SpecFields {
   /**
    * A list of child rules ({@code childResources}, {@code attachments}), each listed once.
    *
-   * @param refuseRolling whether rolling update methods are refused (they are not supported for this list)
+   * @param refuseRolling whether rolling update methods are refused (only a CompositeController's children roll)
    */
   static List<ChildResourceRule> childRules(@Nullable JsonNode nodes, String field, boolean refuseRolling) {
     Set<ResourceRule> seen = new HashSet<>();
@@ -82,7 +82,7 @@ final class SpecFields {
       if (refuseRolling && method.rolling()) {
         // Applying a rolling method all at once could take every child down together: refuse it instead.
         throw new InvalidControllerException(methodField + ": " + method
-            + " is not supported yet (rolling updates with ControllerRevisions are planned); use "
+            + " is not supported here (only a CompositeController's children roll across ControllerRevisions); use "
             + (method.recreate() ? "Recreate" : "InPlace") + " to update all changed children at once");
       }
       return new ChildResourceRule(rule, method,

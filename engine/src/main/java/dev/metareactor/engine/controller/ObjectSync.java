@@ -34,7 +34,8 @@ import tools.jackson.databind.node.ObjectNode;
  *       controller has a finalize hook, else {@code sync};</li>
  *   <li>the objects it owns as the kind observes them ({@link Kind#plan}) and its related objects;</li>
  *   <li>the request {@code {controller, <object>, <owned>, related, finalizing}}, the call, the answer parsed and
- *       checked whole by the kind before anything is written;</li>
+ *       checked whole by the kind before anything is written ({@link Plan#answer}: a rolling CompositeController
+ *       calls once per ControllerRevision and writes its revisions here);</li>
  *   <li>the owned objects converged ({@link ChildrenManager}), unless the hook said {@code finalized}, or the object
  *       is being deleted and either not held by our finalizer or in the garbage collector's hands;</li>
  *   <li>the kind's own writes to the object (status, labels...), even when some owned-object writes failed;</li>
@@ -117,7 +118,41 @@ public final class ObjectSync<K extends SyncKey> {
      * @throws dev.metareactor.engine.hook.HookResponseException naming what is wrong
      */
     Answer check(SyncResponse response, JsonNode body);
+
+    /**
+     * Calls the hook and checks its answer whole before anything is written: by default one call with the request
+     * as built, checked by {@link #check}. A kind may call it more than once and combine the answers (a rolling
+     * CompositeController calls it once per ControllerRevision), and may write here what must be written before the
+     * owned objects (those revisions).
+     *
+     * @param observed the owned objects, as the request carries them
+     */
+    default Mono<Checked> answer(HookCall hook, Map<ChildType, List<KubeObject>> observed) {
+      return hook.call().map(reply -> new Checked(reply.response(), check(reply.response(), reply.body())));
+    }
   }
+
+  /** A call of the chosen hook with the request the sync built (the synced object, its owned and related objects). */
+  public interface HookCall {
+
+    /** Calls the hook with the request as built; the answer parsed. */
+    Mono<Reply> call();
+
+    /**
+     * Calls it with {@code object} in the synced object's place (the parent as an older ControllerRevision recorded
+     * it); {@code variant} names that version of the object, and keeps its ETag cache entry apart.
+     */
+    Mono<Reply> call(ObjectNode object, String variant);
+  }
+
+  /** A parsed answer and the body it was parsed from. */
+  public record Reply(SyncResponse response, JsonNode body) {}
+
+  /**
+   * An answer checked by the kind, with the response the sync follows for {@code resyncAfterSeconds} and
+   * {@code finalized}.
+   */
+  public record Checked(SyncResponse response, Answer answer) {}
 
   /**
    * An answer checked by the kind.
@@ -246,14 +281,31 @@ public final class ObjectSync<K extends SyncKey> {
         object.name()));
     return plan.owned()
         .zipWhen(observed -> related.of(key, object, json, synced.resource(), hook.version()))
-        .flatMap(observedAndRelated -> hook.caller()
-            .call(request(synced, json, observedAndRelated.getT1(), observedAndRelated.getT2(), hook, plan), root)
-            .flatMap(body -> {
-              SyncResponse response = SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
-                  hook.unknownFields(), field -> LOG.debug("{}: {} hook answered unknown field {} for {}", controller,
-                      hook.name(), field, root));
-              return converge(synced, observedAndRelated.getT1(), response, plan.check(response, body), hook);
-            }));
+        .flatMap(observedAndRelated -> {
+          Map<ChildType, List<KubeObject>> observed = observedAndRelated.getT1();
+          ObjectNode relatedObjects = observedAndRelated.getT2();
+          HookCall call = new HookCall() {
+            @Override
+            public Mono<Reply> call() {
+              return invoke(request(synced, json, observed, relatedObjects, hook, plan), hook, root);
+            }
+
+            @Override
+            public Mono<Reply> call(ObjectNode variantJson, String variant) {
+              return invoke(request(synced, variantJson, observed, relatedObjects, hook, plan), hook,
+                  new HookCaller.RootObject(root.kind(), root.namespace(), root.name() + "@" + variant));
+            }
+          };
+          return plan.answer(call, observed)
+              .flatMap(checked -> converge(synced, observed, checked.response(), checked.answer(), hook));
+        });
+  }
+
+  private Mono<Reply> invoke(ObjectNode request, ChosenHook hook, HookCaller.RootObject root) {
+    return hook.caller().call(request, root)
+        .map(body -> new Reply(SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
+            hook.unknownFields(), field -> LOG.debug("{}: {} hook answered unknown field {} for {}", controller,
+                hook.name(), field, root)), body));
   }
 
   private ObjectNode request(SyncedObject synced, ObjectNode json, Map<ChildType, List<KubeObject>> observed,

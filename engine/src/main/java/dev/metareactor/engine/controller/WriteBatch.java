@@ -9,7 +9,7 @@ import reactor.core.publisher.Mono;
  * keep a create from happening); fails at the end with one {@link ChildrenManager.ChildWriteException} listing
  * every failure, so the sync is retried and the Event names all problems at once.
  */
-final class WriteBatch {
+public final class WriteBatch {
 
   /** Writes of one sync in flight at once: enough to hide API latency, few enough to leave room for others. */
   private static final int IN_PARALLEL = 8;
@@ -19,7 +19,7 @@ final class WriteBatch {
   /**
    * @param what what the writes are for, the start of the failure's message ({@code can't reconcile children})
    */
-  static Mono<Void> run(String what, List<Mono<Void>> writes) {
+  public static Mono<Void> run(String what, List<Mono<Void>> writes) {
     if (writes.isEmpty()) {
       return Mono.empty();
     }

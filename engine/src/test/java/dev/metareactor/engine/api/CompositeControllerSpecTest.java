@@ -46,18 +46,19 @@ class CompositeControllerSpecTest {
   }
 
   @Test
-  void readsWhatRollingUpdatesWillUseRevisionFieldPathsAndStatusChecks() {
+  void readsWhatRollingUpdatesUseRevisionFieldPathsAndStatusChecks() {
     CompositeControllerSpec spec = CompositeControllerSpec.parse(controller("""
         {"parentResource": {"apiVersion": "ex.com/v1", "resource": "webs",
                             "revisionHistory": {"fieldPaths": ["spec.template", "metadata.labels"]}},
          "childResources": [
-           {"apiVersion": "v1", "resource": "pods", "updateStrategy": {"method": "InPlace",
+           {"apiVersion": "v1", "resource": "pods", "updateStrategy": {"method": "RollingInPlace",
             "statusChecks": {"conditions": [{"type": "Ready", "status": "True"},
                                             {"type": "Healthy", "reason": "Probed"}]}}},
            {"apiVersion": "v1", "resource": "configmaps", "updateStrategy": {"statusChecks": {}}}],
          "hooks": {"sync": {"webhook": {"url": "http://hook/sync"}}}}"""));
 
     assertThat(spec.revisionFieldPaths()).containsExactly("spec.template", "metadata.labels");
+    assertThat(spec.children().get(0).updateMethod()).isEqualTo(UpdateMethod.ROLLING_IN_PLACE);
     assertThat(spec.children().get(0).statusChecks()).containsExactly(new StatusCheck("Ready", "True", null),
         new StatusCheck("Healthy", null, "Probed"));
     assertThat(spec.children().get(1).statusChecks()).isEmpty();
@@ -104,11 +105,6 @@ class CompositeControllerSpecTest {
          "childResources": [{"apiVersion": "v1", "resource": "pods", "updateStrategy": {"method": "Sometimes"}}],
          "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
         .hasMessageStartingWith("spec.childResources[0].updateStrategy.method: unknown update method \"Sometimes\"");
-    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
-        {"parentResource": {"apiVersion": "v1", "resource": "x"},
-         "childResources": [{"apiVersion": "v1", "resource": "pods", "updateStrategy": {"method": "RollingRecreate"}}],
-         "hooks": {"sync": {"webhook": {"url": "u"}}}}""")))
-        .hasMessageStartingWith("spec.childResources[0].updateStrategy.method: RollingRecreate is not supported yet");
     assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("""
         {"parentResource": {"apiVersion": "v1", "resource": "x",
                             "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}},

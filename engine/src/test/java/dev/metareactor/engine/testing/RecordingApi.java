@@ -62,6 +62,13 @@ public final class RecordingApi implements ObjectApi {
     return Optional.ofNullable(objects.get(key(resource, namespace, name))).map(KubeObject::of);
   }
 
+  /** Every object of {@code resource} kept now (what a relist would bring). */
+  public List<KubeObject> objects(ApiResource resource) {
+    String prefix = resource.resource() + "/";
+    return objects.entrySet().stream().filter(entry -> entry.getKey().startsWith(prefix))
+        .map(entry -> KubeObject.of(entry.getValue())).toList();
+  }
+
   private synchronized void record(String verb, ApiResource resource, String namespace, String name, String body) {
     actions.add(new Action(verb, resource.resource(), namespace, name, body));
   }

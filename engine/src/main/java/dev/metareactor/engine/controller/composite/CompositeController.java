@@ -1,8 +1,10 @@
 package dev.metareactor.engine.controller.composite;
 
+import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.ResourceRule;
+import dev.metareactor.engine.api.UpdateMethod;
 import dev.metareactor.engine.controller.AbstractHostedController;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildType;
@@ -10,6 +12,8 @@ import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.controller.rolling.RollingUpdate;
+import dev.metareactor.engine.controller.rolling.Rollout;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
 import dev.metareactor.engine.kube.ApiResource;
@@ -56,7 +60,15 @@ public final class CompositeController extends AbstractHostedController<ParentKe
     List<ResourceRule> rules = new ArrayList<>();
     rules.add(spec().parent());
     spec().children().forEach(child -> rules.add(child.resource()));
+    if (rolling()) {
+      rules.add(new ResourceRule(RollingUpdate.REVISIONS_API_VERSION, RollingUpdate.REVISIONS_RESOURCE));
+    }
     return rules;
+  }
+
+  /** Whether a child rule rolls: then the controller keeps ControllerRevisions of its parents. */
+  private boolean rolling() {
+    return spec().children().stream().anyMatch(child -> child.updateMethod().rolling());
   }
 
   @Override
@@ -74,14 +86,34 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   protected ObjectSync<ParentKey> wire(List<ApiResource> resources) {
     SyncedResource parents = new SyncedResource(resources.get(0), acquire(resources.get(0)),
         parent -> spec().parentSelector().matches(parent.labels()), finalizers());
-    List<ChildType> childTypes = childTypes(spec().children(), resources.subList(1, resources.size()));
+    int childCount = spec().children().size();
+    List<ChildType> childTypes = childTypes(spec().children(), resources.subList(1, 1 + childCount));
+    ChildClaimer claimer = new ChildClaimer(context().api());
+    RollingUpdate rollingUpdate = rolling() ? rollingUpdate(parents.resource(), childTypes,
+        resources.get(1 + childCount), claimer) : null;
     RelatedObjects<ParentKey> related = relatedObjects();
     CompositeRouter router = new CompositeRouter(spec(), parents, this::enqueue, related::forget);
     subscribe(parents.informer(), "parent", router::onParentEvent);
     for (ChildType type : childTypes) {
       subscribe(type.informer(), "child", router::onChildEvent);
     }
-    return objectSync(new CompositeSync(spec(), parents, childTypes, new ChildClaimer(context().api()),
-        context().api()), CompositeSync.SHAPE, related);
+    return objectSync(new CompositeSync(spec(), parents, childTypes, claimer, context().api(), rollingUpdate),
+        CompositeSync.SHAPE, related);
+  }
+
+  /** The rollout of the rolling child types, with the ControllerRevision informer taken. */
+  private RollingUpdate rollingUpdate(ApiResource parent, List<ChildType> childTypes, ApiResource revisionResource,
+      ChildClaimer claimer) {
+    List<Rollout.Rule> rules = new ArrayList<>();
+    for (int i = 0; i < childTypes.size(); i++) {
+      ChildResourceRule rule = spec().children().get(i);
+      if (rule.updateMethod().rolling()) {
+        ApiResource type = childTypes.get(i).resource();
+        rules.add(new Rollout.Rule(type.group(), type.kind(), rule.updateMethod(), rule.statusChecks()));
+      }
+    }
+    ChildType revisions = new ChildType(revisionResource, acquire(revisionResource), UpdateMethod.ON_DELETE);
+    return new RollingUpdate(parent, spec().revisionFieldPaths(), spec().generateSelector(), rules, revisions,
+        claimer, context().api());
   }
 }

@@ -11,6 +11,7 @@ import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.WrittenStatus;
+import dev.metareactor.engine.controller.rolling.RollingUpdate;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
@@ -40,6 +41,9 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>the answer's children checked: every desired child of a declared type, in the parent's namespace, with
  *       labels matching the parent's selector (the {@code controller-uid} label added with {@code generateSelector});
  *       </li>
+ *   <li>with a rolling child rule, the rollout across ControllerRevisions ({@link RollingUpdate}): one hook call
+ *       per live revision, one child moved at a time (a parent being deleted gets one call, without revisions);
+ *       </li>
  *   <li>its own write: the status (the hook's, plus {@code observedGeneration}) replaces the parent's, written only
  *       when it differs from the cached one.</li>
  * </ul>
@@ -58,9 +62,12 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
   private final ObjectApi api;
   private final DesiredObjects desiredObjects;
   private final WrittenStatus writtenStatus = new WrittenStatus();
+  private final @Nullable RollingUpdate rolling;
 
+  /** @param rolling the rollout across ControllerRevisions, {@code null} when no child rule rolls */
   CompositeSync(CompositeControllerSpec spec, SyncedResource parents, List<ChildType> childTypes,
-      ChildClaimer claimer, ObjectApi api) {
+      ChildClaimer claimer, ObjectApi api, @Nullable RollingUpdate rolling) {
+    this.rolling = rolling;
     this.spec = Objects.requireNonNull(spec, "spec");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.childTypes = List.copyOf(childTypes);
@@ -99,6 +106,18 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
       public ObjectSync.Answer check(SyncResponse response, JsonNode body) {
         return new ObjectSync.Answer(desiredChildren(synced, response.children(), selector),
             () -> updateStatus(synced, json, response.status()));
+      }
+
+      @Override
+      public Mono<ObjectSync.Checked> answer(ObjectSync.HookCall hook, Map<ChildType, List<KubeObject>> observed) {
+        RollingUpdate rollout = rolling;
+        if (rollout == null || parent.deleting()) {
+          return ObjectSync.Plan.super.answer(hook, observed);
+        }
+        return rollout.sync(synced, json, selector, observed, hook,
+                response -> desiredChildren(synced, response.children(), selector))
+            .map(step -> new ObjectSync.Checked(step.response(), new ObjectSync.Answer(step.desired(),
+                () -> updateStatus(synced, json, step.response().status()))));
       }
     };
   }

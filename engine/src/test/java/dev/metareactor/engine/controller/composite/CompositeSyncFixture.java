@@ -64,7 +64,7 @@ public final class CompositeSyncFixture {
     SyncedResource parentType = new SyncedResource(THINGS, parents,
         parent -> spec.parentSelector().matches(parent.labels()), finalizers);
     List<ChildType> childTypes = List.of(new ChildType(CONFIG_MAPS, configMaps, spec.children().get(0).updateMethod()));
-    CompositeSync kind = new CompositeSync(spec, parentType, childTypes, new ChildClaimer(api), api);
+    CompositeSync kind = new CompositeSync(spec, parentType, childTypes, new ChildClaimer(api), api, null);
     ObjectSync.ChosenHook hook = new ObjectSync.ChosenHook("sync", syncHook, spec.syncHook().get());
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),

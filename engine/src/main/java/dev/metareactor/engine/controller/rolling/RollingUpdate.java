@@ -1,0 +1,316 @@
+package dev.metareactor.engine.controller.rolling;
+
+import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.engine.controller.ChildClaimer;
+import dev.metareactor.engine.controller.ChildType;
+import dev.metareactor.engine.controller.DesiredChild;
+import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.SyncedObject;
+import dev.metareactor.engine.controller.WriteBatch;
+import dev.metareactor.engine.hook.HookResponseException;
+import dev.metareactor.engine.hook.SyncResponse;
+import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.selector.LabelSelector;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * A rolling CompositeController's part of a parent's sync, between the claim of its children and their writes:
+ *
+ * <ol>
+ *   <li>the parent's ControllerRevisions claimed like children ({@link ChildClaimer}, from the revision informer's
+ *       owner and label indexes: the parent's selector and the parent resource's {@code apiGroup} and
+ *       {@code resource} labels), with revisions this controller wrote and the cache does not show yet in their
+ *       place ({@link WrittenRevisions});</li>
+ *   <li>the latest revision: the one whose {@code parentPatch} records the parent's current fields, else a new
+ *       one;</li>
+ *   <li>the hook called concurrently once per live revision — the latest, and each older one that still claims a
+ *       child — with the parent as that revision recorded it; any failure fails the sync;</li>
+ *   <li>one {@link Rollout} step, the parent's status from the latest answer with the {@code Updated} condition,
+ *       {@code resyncAfterSeconds} the smallest any answer asked for, {@code finalized} only when all agree;</li>
+ *   <li>the revisions written — unused ones deleted (with a UID precondition), changed claims updated, a new latest
+ *       created — before any child is, so that an engine stopped at any point resumes the rollout where it
+ *       stopped.</li>
+ * </ol>
+ */
+public final class RollingUpdate {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RollingUpdate.class);
+
+  /** The resource Metacontroller's ControllerRevisions are served as. */
+  public static final String REVISIONS_API_VERSION = RevisionObject.API_VERSION;
+  public static final String REVISIONS_RESOURCE = "controllerrevisions";
+
+  private final ApiResource parentResource;
+  private final List<String> fieldPaths;
+  private final boolean generateSelector;
+  private final ChildType revisions;
+  private final ChildClaimer claimer;
+  private final ObjectApi api;
+  private final Rollout rollout;
+  private final LabelSelector revisionLabels;
+  private final WrittenRevisions written = new WrittenRevisions();
+
+  /**
+   * @param fieldPaths {@code revisionHistory.fieldPaths} (empty for the default)
+   * @param rules the rolling child rules
+   * @param revisions the ControllerRevision resource and its informer
+   */
+  public RollingUpdate(ApiResource parentResource, List<String> fieldPaths, boolean generateSelector,
+      List<Rollout.Rule> rules, ChildType revisions, ChildClaimer claimer, ObjectApi api) {
+    this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
+    this.fieldPaths = List.copyOf(fieldPaths);
+    this.generateSelector = generateSelector;
+    this.revisions = Objects.requireNonNull(revisions, "revisions");
+    this.claimer = Objects.requireNonNull(claimer, "claimer");
+    this.api = Objects.requireNonNull(api, "api");
+    this.rollout = new Rollout(rules, RollingUpdate::unchanged);
+    ObjectNode selector = KubeJson.nodes().objectNode();
+    selector.putObject("matchLabels")
+        .put(RevisionObject.API_GROUP_LABEL, parentResource.group())
+        .put(RevisionObject.RESOURCE_LABEL, parentResource.resource());
+    this.revisionLabels = LabelSelector.fromApi(selector);
+  }
+
+  /**
+   * What one sync decided.
+   *
+   * @param response the combined answer: the latest revision's status with the {@code Updated} condition, its
+   *     children, the smallest {@code resyncAfterSeconds}, {@code finalized} when every answer says so
+   * @param desired the children to converge to, each with the state of the revision that holds it, in the latest
+   *     answer's order
+   */
+  public record Step(SyncResponse response, List<DesiredChild> desired) {}
+
+  /** A revision of this sync with the parent it recorded. */
+  private record Live(RevisionObject revision, ObjectNode parent) {}
+
+  /**
+   * One sync's rollout step, revisions written.
+   *
+   * @param parentJson the parent as sent to the hook
+   * @param selector the parent's child selector
+   * @param observed the parent's children
+   * @param hook calls the chosen hook
+   * @param check checks one answer's children (the same rules as without revisions)
+   */
+  public Mono<Step> sync(SyncedObject synced, ObjectNode parentJson, LabelSelector selector,
+      Map<ChildType, List<KubeObject>> observed, ObjectSync.HookCall hook,
+      Function<SyncResponse, List<DesiredChild>> check) {
+    KubeObject parent = synced.object();
+    RevisionPatch patch;
+    Map<String, String> labels;
+    try {
+      patch = RevisionPatch.of(parentJson, fieldPaths);
+      labels = RevisionObject.labels(parentResource.resource(), parentResource.group(), parent, generateSelector);
+    } catch (IllegalArgumentException e) {
+      return Mono.error(new IllegalStateException("can't make a ControllerRevision: " + e.getMessage(), e));
+    }
+    if (!selector.matches(labels)) {
+      return Mono.error(new IllegalStateException("can't make a ControllerRevision: its labels " + labels
+          + " (spec.template.metadata.labels) don't match the parent's selector (" + selector + ")"));
+    }
+    return claimer.claim(parent, parentResource, selector.and(revisionLabels), List.of(revisions))
+        .flatMap(claimed -> {
+          List<RevisionObject> found = written.current(parent.storedUid(),
+              claimed.getOrDefault(revisions, List.of()).stream().map(RevisionObject::read).toList());
+          RevisionObject latest = null;
+          List<Live> older = new ArrayList<>();
+          for (RevisionObject revision : found) {
+            try {
+              RevisionPatch recorded = RevisionPatch.recorded(revision.parentPatch(), fieldPaths);
+              if (latest == null && recorded.sameAs(patch)) {
+                latest = revision;
+              } else {
+                older.add(new Live(revision,
+                    revision.claims().isEmpty() ? parentJson : recorded.applyTo(parentJson)));
+              }
+            } catch (IllegalArgumentException e) {
+              return Mono.error(new IllegalStateException("ControllerRevision " + revision.name() + ": "
+                  + e.getMessage() + "; delete it to go on"));
+            }
+          }
+          RevisionObject current = latest != null ? latest
+              : RevisionObject.latest(parentResource.resource(), parentResource.group(), parent, patch);
+          return step(synced, current, older, observed, hook, check)
+              .flatMap(step -> writeRevisions(parent, labels, current, older, step.result())
+                  .thenReturn(new Step(step.response(), step.desired())));
+        });
+  }
+
+  /** The hook answers and the rollout step, before anything is written. */
+  private record Decided(Rollout.Result result, SyncResponse response, List<DesiredChild> desired) {}
+
+  private Mono<Decided> step(SyncedObject synced, RevisionObject latest, List<Live> older,
+      Map<ChildType, List<KubeObject>> observed, ObjectSync.HookCall hook,
+      Function<SyncResponse, List<DesiredChild>> check) {
+    boolean parentNamespaced = parentResource.namespaced();
+    List<Mono<ObjectSync.Reply>> calls = new ArrayList<>();
+    calls.add(hook.call());
+    List<Live> called = older.stream().filter(live -> !live.revision().claims().isEmpty()).toList();
+    called.forEach(live -> calls.add(hook.call(live.parent(), live.revision().name())));
+    return Mono.zip(calls, replies -> List.of(replies).stream().map(ObjectSync.Reply.class::cast).toList())
+        .map(replies -> {
+          SyncResponse latestResponse = replies.get(0).response();
+          List<DesiredChild> latestChildren = check.apply(latestResponse);
+          Map<String, Rollout.Revision> byName = new LinkedHashMap<>();
+          for (int i = 0; i < called.size(); i++) {
+            RevisionObject revision = called.get(i).revision();
+            List<DesiredChild> children;
+            try {
+              children = check.apply(replies.get(i + 1).response());
+            } catch (HookResponseException e) {
+              throw new HookResponseException("for ControllerRevision " + revision.name() + ": " + e.getMessage());
+            }
+            byName.put(revision.name(), new Rollout.Revision(revision.name(), revision.claims(),
+                desiredMap(children, parentNamespaced)));
+          }
+          List<Rollout.Revision> olderRevisions = older.stream()
+              .map(live -> byName.getOrDefault(live.revision().name(),
+                  new Rollout.Revision(live.revision().name(), live.revision().claims(), Map.of())))
+              .toList();
+          Map<ClaimedChild, KubeObject> children = observedByClaim(observed, parentNamespaced);
+          Rollout.Result result = rollout.step(
+              new Rollout.Revision(latest.name(), latest.claims(),
+                  desiredMap(latestChildren, parentNamespaced)),
+              olderRevisions, claim -> {
+                KubeObject child = children.get(claim);
+                return child == null ? null : child.toTree();
+              });
+          ObjectNode status;
+          try {
+            status = result.updated().applyTo(latestResponse.status());
+          } catch (IllegalArgumentException e) {
+            throw new HookResponseException(String.valueOf(e.getMessage()));
+          }
+          List<DesiredChild> desired = new ArrayList<>(latestChildren.size());
+          for (DesiredChild child : latestChildren) {
+            // Every state is a checked desired object: the latest's, or the one of the revision that holds it.
+            JsonNode state = result.desiredChildren().get(claimOf(child, parentNamespaced));
+            desired.add(state instanceof ObjectNode object && state != child.object()
+                ? new DesiredChild(child.type(), object) : child);
+          }
+          return new Decided(result, combined(status, latestResponse, replies), desired);
+        });
+  }
+
+  /** {@code children} keyed by claim, in the answer's order. */
+  private static Map<ClaimedChild, JsonNode> desiredMap(List<DesiredChild> children, boolean parentNamespaced) {
+    Map<ClaimedChild, JsonNode> map = new LinkedHashMap<>();
+    children.forEach(child -> map.put(claimOf(child, parentNamespaced), child.object()));
+    return map;
+  }
+
+  private static ClaimedChild claimOf(DesiredChild child, boolean parentNamespaced) {
+    return ClaimedChild.of(child.type().resource(), parentNamespaced, child.namespace(), child.name());
+  }
+
+  private static Map<ClaimedChild, KubeObject> observedByClaim(Map<ChildType, List<KubeObject>> observed,
+      boolean parentNamespaced) {
+    Map<ClaimedChild, KubeObject> byClaim = new HashMap<>();
+    observed.forEach((type, children) -> children.forEach(child -> byClaim.put(
+        ClaimedChild.of(type.resource(), parentNamespaced, child.namespace(), child.name()), child)));
+    return byClaim;
+  }
+
+  /** The latest answer with {@code status}, the smallest positive resync and {@code finalized} when all agree. */
+  private static SyncResponse combined(ObjectNode status, SyncResponse latest, List<ObjectSync.Reply> replies) {
+    Duration resyncAfter = null;
+    boolean finalized = true;
+    for (ObjectSync.Reply reply : replies) {
+      Duration asked = reply.response().resyncAfter();
+      if (asked != null && !asked.isZero() && !asked.isNegative()
+          && (resyncAfter == null || asked.compareTo(resyncAfter) < 0)) {
+        resyncAfter = asked;
+      }
+      finalized &= reply.response().finalized();
+    }
+    return new SyncResponse(status, latest.children(), resyncAfter, finalized);
+  }
+
+  /**
+   * Deletes the revisions nobody needs, updates those whose claims changed and creates the latest if it is new;
+   * each write remembered until the cache shows it.
+   */
+  private Mono<Void> writeRevisions(KubeObject parent, Map<String, String> labels, RevisionObject latest,
+      List<Live> older, Rollout.Result result) {
+    String parentUid = parent.storedUid();
+    List<Mono<Void>> writes = new ArrayList<>();
+    if (latest.uid() == null) {
+      writes.add(create(parent, labels, latest.claiming(result.latest())));
+    } else if (!latest.claims().equals(result.latest())) {
+      writes.add(update(parent, labels, latest, result.latest()));
+    }
+    for (Live live : older) {
+      RevisionObject revision = live.revision();
+      RevisionClaims claims = result.older().get(revision.name());
+      if (claims == null) {
+        writes.add(api.delete(revisions.resource(), parent.namespace(), revision.name(), revision.uid())
+            .doOnSuccess(done -> {
+              written.wrote(parentUid, revision.name(), revision, null);
+              LOG.debug("{}: deleted ControllerRevision {}", parent.describe(), revision.name());
+            })
+            .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409, e -> Mono.empty())
+            .onErrorMap(e -> failure("delete", revision, e)));
+      } else if (!claims.equals(revision.claims())) {
+        writes.add(update(parent, labels, revision, claims));
+      }
+    }
+    return WriteBatch.run("can't manage ControllerRevisions", writes);
+  }
+
+  private Mono<Void> create(KubeObject parent, Map<String, String> labels, RevisionObject revision) {
+    return api.create(revisions.resource(), revision.toObject(parent, labels))
+        .doOnNext(created -> {
+          written.wrote(parent.storedUid(), revision.name(), null, RevisionObject.read(created.object()));
+          LOG.debug("{}: created ControllerRevision {}", parent.describe(), revision.name());
+        })
+        .onErrorMap(e -> ApiException.codeOf(e) != 409, e -> failure("create", revision, e))
+        .then();
+  }
+
+  /** Updates the claims (a 409 syncs the parent again: the revision changed since the cache showed it). */
+  private Mono<Void> update(KubeObject parent, Map<String, String> labels, RevisionObject revision,
+      RevisionClaims claims) {
+    RevisionObject changed = revision.claiming(claims);
+    ObjectNode object = changed.toObject(parent, labels);
+    return api.update(revisions.resource(), object)
+        .doOnNext(updated -> written.wrote(parent.storedUid(), revision.name(), revision,
+            RevisionObject.read(updated.object())))
+        .onErrorMap(e -> ApiException.codeOf(e) != 409, e -> failure("update", revision, e))
+        .then();
+  }
+
+  private static Throwable failure(String verb, RevisionObject revision, Throwable cause) {
+    return new IllegalStateException("can't " + verb + " ControllerRevision " + revision.name() + ": "
+        + (cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage()), cause);
+  }
+
+  /** Whether writing {@code desired} over {@code observed} would change nothing, as dynamic apply decides. */
+  private static boolean unchanged(JsonNode observed, JsonNode desired) {
+    if (!(observed instanceof ObjectNode current) || !(desired instanceof ObjectNode wanted)) {
+      throw new IllegalArgumentException("not JSON objects");
+    }
+    return !DynamicApply.update(current, wanted).changed();
+  }
+
+  @Override
+  public String toString() {
+    return "rolling update of " + parentResource;
+  }
+}
