@@ -21,25 +21,16 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-KUBECTL=${KUBECTL:-$REPO/hack/kubectl}
-NAMESPACE=${NAMESPACE:-default}
-HOOK_CMD=${HOOK_CMD:-python3 $HERE/hook.py}
-TIMEOUT=${TIMEOUT:-60}
-# The garbage collector of kube-controller-manager notices a CRD created after
-# it started only at its next discovery resync (every 30 s).
-GC_TIMEOUT=$(( TIMEOUT + 60 ))
 # Fully qualified everywhere: a short name like "hello" can resolve to another group's Hello in a shared cluster.
 CRD=hellos.examples.metareactor.dev
 CONTROLLER=hello-world
 PARENT=hello
 CHILD=hello-greeting
 
-log() { printf 'hello-world test: %s\n' "$*" >&2; }
-k() { "$KUBECTL" --request-timeout=10s "$@"; }
-kn() { k -n "$NAMESPACE" "$@"; }
+EXAMPLE=hello-world
+# shellcheck source=../lib/test-lib.sh
+source "$REPO/examples/lib/test-lib.sh"
 
-HOOK_PID=
-HOOK_LOG=$(mktemp "${TMPDIR:-/tmp}/hello-hook.XXXXXX")
 CREATED_CRD=false
 CREATED_CONTROLLER=false
 OK=false
@@ -50,49 +41,18 @@ cleanup() {
   local rc=$?
   set +e
   if ! $OK; then
-    log "FAILED (exit $rc)"
-    log "---- hook log ($HOOK_CMD) ----"; tail -n 30 "$HOOK_LOG" >&2
+    report_failure "$rc"
     log "---- Hello $NAMESPACE/$PARENT ----"; kn get "$CRD" "$PARENT" -o yaml >&2 2>/dev/null
-    log "---- events in $NAMESPACE ----"; kn get events --sort-by=.lastTimestamp 2>/dev/null | tail -n 20 >&2
+    show_events
   fi
   log "cleaning up"
   kn delete "$CRD" "$PARENT" --ignore-not-found --wait=false >/dev/null 2>&1
   $CREATED_CONTROLLER && k delete compositecontroller "$CONTROLLER" --ignore-not-found >/dev/null
   $CREATED_CRD && k delete crd "$CRD" --ignore-not-found >/dev/null
-  if [[ -n $HOOK_PID ]]; then
-    kill "$HOOK_PID" 2>/dev/null
-    wait "$HOOK_PID" 2>/dev/null
-  fi
+  stop_hook
   rm -f "$HOOK_LOG"
   exit "$rc"
 }
-
-fail() { log "ERROR: $*"; exit 1; }
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-free_port() {
-  local p i
-  for (( i = 0; i < 100; i++ )); do
-    # Below the kernel's default ephemeral range (32768-60999).
-    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
-    port_in_use "$p" || { echo "$p"; return 0; }
-  done
-  fail "no free loopback port found for the hook"
-}
-
-# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND once a second until it
-# succeeds; fails with DESCRIPTION after SECONDS.
-wait_for() {
-  local seconds=$1 what=$2; shift 2
-  local deadline=$(( SECONDS + seconds ))
-  until "$@"; do
-    (( SECONDS < deadline )) || fail "timed out after ${seconds}s waiting for $what"
-    sleep 1
-  done
-}
-
-jsonpath() { kn get "$1" "$2" -o "jsonpath=$3" 2>/dev/null; }
 
 greeting_is() { [[ $(jsonpath configmap "$CHILD" '{.data.greeting}') == "$1" ]]; }
 
@@ -109,42 +69,20 @@ observed_children_is() { [[ $(jsonpath "$CRD" "$PARENT" '{.status.observedChildr
 
 child_gone() { ! kn get configmap "$CHILD" >/dev/null 2>&1; }
 
-hook_listening() {
-  local rc=0
-  if ! kill -0 "$HOOK_PID" 2>/dev/null; then
-    wait "$HOOK_PID" || rc=$?
-    HOOK_PID=
-    fail "the hook exited with status $rc before it listened on 127.0.0.1:$HOOK_PORT (its log is below)"
-  fi
-  port_in_use "$HOOK_PORT"
-}
-
 {
   trap cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
 
-  [[ -n ${KUBECONFIG:-} ]] || log "KUBECONFIG is not set; $KUBECTL uses its default"
-  k get --raw=/readyz >/dev/null || fail "the cluster does not answer (KUBECONFIG=${KUBECONFIG:-})"
-  # Never take over a controller someone else runs (e.g. hack/quickstart.sh):
-  # applying ours would point it at our hook, and our cleanup would delete it.
-  if k get compositecontroller "$CONTROLLER" >/dev/null 2>&1; then
-    fail "compositecontroller $CONTROLLER already exists (hack/quickstart.sh running?); delete it or use another cluster"
-  fi
-
-  HOOK_PORT=${HOOK_PORT:-$(free_port)}
-  log "starting the hook on port $HOOK_PORT: $HOOK_CMD"
-  # exec: HOOK_PID is the hook itself, so the kill in cleanup reaches it.
-  bash -c "exec $HOOK_CMD \"\$1\"" hook "$HOOK_PORT" </dev/null >"$HOOK_LOG" 2>&1 &
-  HOOK_PID=$!
-  wait_for 30 "the hook to listen on 127.0.0.1:$HOOK_PORT" hook_listening
+  require_cluster_without compositecontroller "$CONTROLLER"
+  start_hook
 
   log "installing the CRD and the controller"
   k get crd "$CRD" >/dev/null 2>&1 || CREATED_CRD=true
   k apply -f "$HERE/crd.yaml" >/dev/null
   k wait --for=condition=Established --timeout="${TIMEOUT}s" "crd/$CRD" >/dev/null
   CREATED_CONTROLLER=true
-  sed "s#http://127.0.0.1:8080/#http://127.0.0.1:$HOOK_PORT/#" "$HERE/controller.yaml" | k apply -f - >/dev/null
+  apply_controller "$HERE/controller.yaml"
 
   log "creating Hello $NAMESPACE/$PARENT"
   kn apply -f "$HERE/hello.yaml" >/dev/null

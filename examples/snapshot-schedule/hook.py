@@ -17,10 +17,12 @@ the interval it is taken in: calling again within that interval asks for the sam
 retried call never takes a second one.
 """
 import calendar
-import json
+import os
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from webhook import serve  # noqa: E402  (examples/lib/webhook.py: the HTTP server every example hook shares)
 
 API_VERSION = "snapshots.examples.metareactor.dev/v1"
 KIND = "Snapshot"
@@ -92,47 +94,6 @@ def tombstone(request, now):
     return {"outputs": [s for t, s in dated(request.get("outputs", {})) if now - t < ttl]}
 
 
-HOOKS = {"/map": map_pvc, "/tombstone": tombstone}
-
-
-class Hook(BaseHTTPRequestHandler):
-    def do_POST(self):
-        hook = HOOKS.get(self.path)
-        if hook is None:
-            self.reply(404, "text/plain", f"no hook at {self.path}".encode())
-            return
-        try:
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            body = json.dumps(hook(request, time.time())).encode()
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            # The engine puts the body of a failed call into the SyncError event on the parent: plain text reads best.
-            self.reply(500, "text/plain", f"cannot answer {self.path}: {e!r}".encode())
-            return
-        self.reply(200, "application/json", body)
-
-    def reply(self, code, content_type, body):
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, fmt, *args):
-        # One line per call on stderr, without the client address (always the local engine).
-        sys.stderr.write("hook.py: " + (fmt % args) + "\n")
-
-
-def main():
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 8080
-    server = ThreadingHTTPServer(("127.0.0.1", port), Hook)
-    print(f"hook.py: serving http://127.0.0.1:{port}/map and /tombstone", file=sys.stderr, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-
-
 if __name__ == "__main__":
-    main()
+    serve({"/map": lambda request: map_pvc(request, time.time()),
+           "/tombstone": lambda request: tombstone(request, time.time())})

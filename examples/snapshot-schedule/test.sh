@@ -22,10 +22,6 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-KUBECTL=${KUBECTL:-$REPO/hack/kubectl}
-NAMESPACE=${NAMESPACE:-default}
-HOOK_CMD=${HOOK_CMD:-python3 $HERE/hook.py}
-TIMEOUT=${TIMEOUT:-60}
 # Fully qualified everywhere: "snapshots" alone may name another group's type (the CSI VolumeSnapshot's, say).
 SCHEDULES=snapshotschedules.snapshots.examples.metareactor.dev
 SNAPSHOTS=snapshots.snapshots.examples.metareactor.dev
@@ -35,26 +31,14 @@ PARENT=frequent                 # schedule.yaml
 PVCS=(data-a data-b scratch)    # pvcs.yaml; scratch is not selected
 MAP_KEY=metacontroller.k8s.io/map-key
 
-log() { printf 'snapshot-schedule test: %s\n' "$*" >&2; }
-k() { "$KUBECTL" --request-timeout=10s "$@"; }
-kn() { k -n "$NAMESPACE" "$@"; }
+EXAMPLE=snapshot-schedule
+# shellcheck source=../lib/test-lib.sh
+source "$REPO/examples/lib/test-lib.sh"
 
-HOOK_PID=
-HOOK_LOG=$(mktemp "${TMPDIR:-/tmp}/snapshot-hook.XXXXXX")
 CREATED_CRDS=()
 CREATED_CONTROLLER=false
 CREATED_PVCS=false
 OK=false
-
-# The StorageObjectInUseProtection admission plugin gives every PVC the
-# kubernetes.io/pvc-protection finalizer, which kube-controller-manager's
-# pvc-protection controller removes once no pod uses the PVC. The local control
-# plane does not run that controller, and no pod ever uses these PVCs: removing
-# the finalizer is what it would do.
-delete_pvc() {
-  kn delete pvc "$1" --ignore-not-found --wait=false >/dev/null
-  kn patch pvc "$1" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
-}
 
 # On every exit: what the test needs to see when it failed, then remove what
 # this run created (and only that: CRDs and PVCs that were there before stay).
@@ -62,12 +46,11 @@ cleanup() {
   local rc=$? crd pvc
   set +e
   if ! $OK; then
-    log "FAILED (exit $rc)"
-    log "---- hook log ($HOOK_CMD) ----"; tail -n 30 "$HOOK_LOG" >&2
+    report_failure "$rc"
     log "---- SnapshotSchedule $NAMESPACE/$PARENT ----"; kn get "$SCHEDULES" "$PARENT" -o yaml >&2 2>/dev/null
     log "---- Snapshots and PVCs in $NAMESPACE ----"
     kn get "$SNAPSHOTS" -L "$MAP_KEY" >&2 2>/dev/null; kn get pvc --show-labels >&2 2>/dev/null
-    log "---- events in $NAMESPACE ----"; kn get events --sort-by=.lastTimestamp 2>/dev/null | tail -n 20 >&2
+    show_events
   fi
   log "cleaning up"
   # The controller first, so that nothing maps the PVCs while they go.
@@ -78,40 +61,10 @@ cleanup() {
   fi
   # Deleting a CRD deletes its objects, the Snapshots too.
   for crd in "${CREATED_CRDS[@]}"; do k delete crd "$crd" --ignore-not-found >/dev/null; done
-  if [[ -n $HOOK_PID ]]; then
-    kill "$HOOK_PID" 2>/dev/null
-    wait "$HOOK_PID" 2>/dev/null
-  fi
+  stop_hook
   rm -f "$HOOK_LOG"
   exit "$rc"
 }
-
-fail() { log "ERROR: $*"; exit 1; }
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-free_port() {
-  local p i
-  for (( i = 0; i < 100; i++ )); do
-    # Below the kernel's default ephemeral range (32768-60999).
-    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
-    port_in_use "$p" || { echo "$p"; return 0; }
-  done
-  fail "no free loopback port found for the hook"
-}
-
-# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND once a second until it
-# succeeds; fails with DESCRIPTION after SECONDS.
-wait_for() {
-  local seconds=$1 what=$2; shift 2
-  local deadline=$(( SECONDS + seconds ))
-  until "$@"; do
-    (( SECONDS < deadline )) || fail "timed out after ${seconds}s waiting for $what"
-    sleep 1
-  done
-}
-
-jsonpath() { kn get "$1" "$2" -o "jsonpath=$3" 2>/dev/null; }
 
 # The names of the Snapshots made from the PVC with UID $1, oldest first (the
 # names end in the time they were taken); fails when kubectl does, so that a
@@ -162,47 +115,21 @@ selected_pvcs_are() {
   [[ $total == "$1" && -n $observed && $observed == "$generation" ]]
 }
 
-# Object $2 of resource $1 is gone (a failing kubectl is no proof of that).
-object_gone() {
-  local found
-  found=$(kn get "$1" "$2" --ignore-not-found -o name 2>/dev/null) || return 1
-  [[ -z $found ]]
-}
-
 # The engine called the tombstone hook, and it answered.
 tombstone_called() { grep -q '"POST /tombstone HTTP/1.1" 200' "$HOOK_LOG"; }
-
-hook_listening() {
-  local rc=0
-  if ! kill -0 "$HOOK_PID" 2>/dev/null; then
-    wait "$HOOK_PID" || rc=$?
-    HOOK_PID=
-    fail "the hook exited with status $rc before it listened on 127.0.0.1:$HOOK_PORT (its log is below)"
-  fi
-  port_in_use "$HOOK_PORT"
-}
 
 {
   trap cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
 
-  [[ -n ${KUBECONFIG:-} ]] || log "KUBECONFIG is not set; $KUBECTL uses its default"
-  k get --raw=/readyz >/dev/null || fail "the cluster does not answer (KUBECONFIG=${KUBECONFIG:-})"
-  # Never take over a controller, or PVCs, someone else has: our cleanup would delete them.
-  if k get mapcontroller "$CONTROLLER" >/dev/null 2>&1; then
-    fail "mapcontroller $CONTROLLER already exists; delete it or use another cluster"
-  fi
+  require_cluster_without mapcontroller "$CONTROLLER"
+  # Never take over PVCs someone else has: our cleanup would delete them.
   for pvc in "${PVCS[@]}"; do
     ! kn get pvc "$pvc" >/dev/null 2>&1 || fail "PVC $NAMESPACE/$pvc already exists; use another NAMESPACE"
   done
 
-  HOOK_PORT=${HOOK_PORT:-$(free_port)}
-  log "starting the hook on port $HOOK_PORT: $HOOK_CMD"
-  # exec: HOOK_PID is the hook itself, so the kill in cleanup reaches it.
-  bash -c "exec $HOOK_CMD \"\$1\"" hook "$HOOK_PORT" </dev/null >"$HOOK_LOG" 2>&1 &
-  HOOK_PID=$!
-  wait_for 30 "the hook to listen on 127.0.0.1:$HOOK_PORT" hook_listening
+  start_hook
 
   log "installing the CRDs and the controller"
   for crd in "${CRDS[@]}"; do
@@ -211,7 +138,7 @@ hook_listening() {
   k apply -f "$HERE/crd.yaml" >/dev/null
   k wait --for=condition=Established --timeout="${TIMEOUT}s" "${CRDS[@]/#/crd/}" >/dev/null
   CREATED_CONTROLLER=true
-  sed "s#http://127.0.0.1:8080/#http://127.0.0.1:$HOOK_PORT/#" "$HERE/controller.yaml" | k apply -f - >/dev/null
+  apply_controller "$HERE/controller.yaml"
 
   log "creating PVCs ${PVCS[*]} and SnapshotSchedule $NAMESPACE/$PARENT"
   CREATED_PVCS=true

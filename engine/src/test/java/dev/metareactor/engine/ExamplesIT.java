@@ -42,6 +42,11 @@ class ExamplesIT {
       "snapshot-schedule", List.of("snapshotschedules.snapshots.examples.metareactor.dev",
           "snapshots.snapshots.examples.metareactor.dev"));
 
+  private static final Example CATSET = new Example("catset", "compositecontroller", "catset",
+      List.of("catsets.examples.metareactor.dev"));
+  private static final Example BLUEGREEN = new Example("bluegreen", "compositecontroller", "bluegreen",
+      List.of("bluegreendeployments.examples.metareactor.dev"));
+
   private LocalCluster cluster;
   private EngineUnderTest engine;
   private Path repo;
@@ -75,6 +80,18 @@ class ExamplesIT {
   @Test
   void snapshotSchedule(@TempDir Path dir) throws Exception {
     runExampleTest(SNAPSHOT_SCHEDULE, dir, Map.of());
+  }
+
+  /** A StatefulSet-like parent: ordered start, and a rolling update of its Pods one at a time (RollingRecreate). */
+  @Test
+  void catset(@TempDir Path dir) throws Exception {
+    runExampleTest(CATSET, dir, Map.of());
+  }
+
+  /** Two ReplicaSets and a Service: a new template on the idle color, the Service switched once it is ready. */
+  @Test
+  void bluegreen(@TempDir Path dir) throws Exception {
+    runExampleTest(BLUEGREEN, dir, Map.of());
   }
 
   /** Runs the script with the given extra environment and asserts it exits 0, showing its output if not. */

@@ -1,0 +1,129 @@
+# Helpers the examples' test.sh scripts share. Source it after setting EXAMPLE
+# (the example's name, which prefixes every log line), HERE (the example's
+# directory) and REPO. It reads, with these defaults, the environment every
+# script documents:
+#   KUBECTL     kubectl to use (hack/kubectl of this repository)
+#   NAMESPACE   where the example's namespaced objects go (default)
+#   HOOK_CMD    the hook command; the port is appended as its last argument
+#               (python3 $HERE/hook.py)
+#   HOOK_PORT   the hook's port (a free one)
+#   TIMEOUT     seconds to wait for each step (60)
+# Each script keeps its own cleanup trap: only it knows what it created.
+
+KUBECTL=${KUBECTL:-$REPO/hack/kubectl}
+NAMESPACE=${NAMESPACE:-default}
+HOOK_CMD=${HOOK_CMD:-python3 $HERE/hook.py}
+TIMEOUT=${TIMEOUT:-60}
+# The garbage collector of kube-controller-manager notices a CRD created after
+# it started only at its next discovery resync (every 30 s).
+GC_TIMEOUT=$(( TIMEOUT + 60 ))
+HOOK_LOG=$(mktemp "${TMPDIR:-/tmp}/$EXAMPLE-hook.XXXXXX")
+
+log() { printf '%s test: %s\n' "$EXAMPLE" "$*" >&2; }
+fail() { log "ERROR: $*"; exit 1; }
+
+# What a failed run shows first: its exit code and the end of the hook's log.
+report_failure() {
+  log "FAILED (exit $1)"
+  log "---- hook log ($HOOK_CMD) ----"; tail -n 30 "$HOOK_LOG" >&2
+}
+
+show_events() {
+  log "---- events in $NAMESPACE ----"; kn get events --sort-by=.lastTimestamp 2>/dev/null | tail -n 20 >&2
+}
+k() { "$KUBECTL" --request-timeout=10s "$@"; }
+kn() { k -n "$NAMESPACE" "$@"; }
+
+# jsonpath RESOURCE NAME TEMPLATE: one field (or several, joined by the template) of a namespaced object.
+jsonpath() { kn get "$1" "$2" -o "jsonpath=$3" 2>/dev/null; }
+
+# Object $2 of resource $1 is gone (a failing kubectl is no proof of that).
+object_gone() {
+  local found
+  found=$(kn get "$1" "$2" --ignore-not-found -o name 2>/dev/null) || return 1
+  [[ -z $found ]]
+}
+
+# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND once a second until it
+# succeeds; fails with DESCRIPTION after SECONDS.
+wait_for() {
+  local seconds=$1 what=$2; shift 2
+  local deadline=$(( SECONDS + seconds ))
+  until "$@"; do
+    (( SECONDS < deadline )) || fail "timed out after ${seconds}s waiting for $what"
+    sleep 1
+  done
+}
+
+# The cluster answers, and no controller of this name exists yet (never take
+# over one someone else runs, e.g. hack/quickstart.sh: applying ours would
+# point it at our hook, and our cleanup would delete it).
+# Usage: require_cluster_without CONTROLLER_RESOURCE NAME
+require_cluster_without() {
+  [[ -n ${KUBECONFIG:-} ]] || log "KUBECONFIG is not set; $KUBECTL uses its default"
+  k get --raw=/readyz >/dev/null || fail "the cluster does not answer (KUBECONFIG=${KUBECONFIG:-})"
+  if k get "$1" "$2" >/dev/null 2>&1; then
+    fail "$1 $2 already exists (hack/quickstart.sh running?); delete it or use another cluster"
+  fi
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+free_port() {
+  local p i
+  for (( i = 0; i < 100; i++ )); do
+    # Below the kernel's default ephemeral range (32768-60999).
+    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
+    port_in_use "$p" || { echo "$p"; return 0; }
+  done
+  fail "no free loopback port found for the hook"
+}
+
+HOOK_PID=
+
+hook_listening() {
+  local rc=0
+  if ! kill -0 "$HOOK_PID" 2>/dev/null; then
+    wait "$HOOK_PID" || rc=$?
+    HOOK_PID=
+    fail "the hook exited with status $rc before it listened on 127.0.0.1:$HOOK_PORT (its log is below)"
+  fi
+  port_in_use "$HOOK_PORT"
+}
+
+# Starts HOOK_CMD on HOOK_PORT (a free one unless set) and waits until it listens.
+start_hook() {
+  HOOK_PORT=${HOOK_PORT:-$(free_port)}
+  log "starting the hook on port $HOOK_PORT: $HOOK_CMD"
+  # exec: HOOK_PID is the hook itself, so stop_hook reaches it.
+  bash -c "exec $HOOK_CMD \"\$1\"" hook "$HOOK_PORT" </dev/null >"$HOOK_LOG" 2>&1 &
+  HOOK_PID=$!
+  wait_for 30 "the hook to listen on 127.0.0.1:$HOOK_PORT" hook_listening
+}
+
+stop_hook() {
+  if [[ -n $HOOK_PID ]]; then
+    kill "$HOOK_PID" 2>/dev/null
+    wait "$HOOK_PID" 2>/dev/null
+  fi
+}
+
+# Applies a controller manifest with its hook URL pointed at HOOK_PORT (the
+# manifests say http://127.0.0.1:8080/).
+apply_controller() {
+  sed "s#http://127.0.0.1:8080/#http://127.0.0.1:$HOOK_PORT/#" "$1" | k apply -f - >/dev/null
+}
+
+# The StorageObjectInUseProtection admission plugin gives every PVC the
+# kubernetes.io/pvc-protection finalizer, which kube-controller-manager's
+# pvc-protection controller removes once no pod uses the PVC. The local control
+# plane does not run that controller, and no pod runs there: removing the
+# finalizer is what it would do.
+delete_pvc() {
+  kn delete pvc "$1" --ignore-not-found --wait=false >/dev/null
+  release_pvc "$1"
+}
+
+release_pvc() {
+  kn patch pvc "$1" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+}
