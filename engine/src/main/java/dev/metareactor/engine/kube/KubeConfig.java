@@ -53,6 +53,8 @@ public final class KubeConfig {
   private static final Logger LOG = LoggerFactory.getLogger(KubeConfig.class);
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
   private static final Path SERVICE_ACCOUNT = Path.of("/var/run/secrets/kubernetes.io/serviceaccount");
+  /** Moves the service-account directory: for a token projected elsewhere, and for tests outside a pod. */
+  public static final String SERVICE_ACCOUNT_DIR_ENV = "METAREACTOR_SERVICE_ACCOUNT_DIR";
 
   private final URI server;
   private final @Nullable SslContext ssl;
@@ -71,7 +73,16 @@ public final class KubeConfig {
    * @throws IllegalArgumentException naming what is missing or unreadable
    */
   public static KubeConfig load(String kubeconfig) {
-    return load(kubeconfig, System.getenv(), Path.of(System.getProperty("user.home")), SERVICE_ACCOUNT);
+    return load(kubeconfig, System.getenv(), Path.of(System.getProperty("user.home")), serviceAccountDirectory());
+  }
+
+  /**
+   * Where the pod's service account is mounted ({@code token}, {@code ca.crt}, {@code namespace}): the kubelet's
+   * path, or {@value #SERVICE_ACCOUNT_DIR_ENV} when set.
+   */
+  public static Path serviceAccountDirectory() {
+    String moved = System.getenv(SERVICE_ACCOUNT_DIR_ENV);
+    return moved == null || moved.isBlank() ? SERVICE_ACCOUNT : Path.of(moved);
   }
 
   static KubeConfig load(String kubeconfig, Map<String, String> env, Path home, Path serviceAccount) {

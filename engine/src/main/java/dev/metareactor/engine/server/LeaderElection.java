@@ -5,12 +5,12 @@ import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.KubeConfig;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -53,7 +53,6 @@ final class LeaderElection implements AutoCloseable {
   private static final Duration RETRY_PERIOD = Duration.ofSeconds(2);
   /** client-go's jitter while acquiring: up to 1.2 times the retry period. */
   private static final double JITTER = 1.2;
-  private static final Path POD_NAMESPACE = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
   private static final DateTimeFormatter MICRO_TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSX").withZone(ZoneOffset.UTC);
 
@@ -95,7 +94,8 @@ final class LeaderElection implements AutoCloseable {
       return settings.namespace();
     }
     try {
-      return Files.readString(POD_NAMESPACE, StandardCharsets.UTF_8).strip();
+      return Files.readString(KubeConfig.serviceAccountDirectory().resolve("namespace"), StandardCharsets.UTF_8)
+          .strip();
     } catch (IOException e) {
       throw new IllegalArgumentException("unable to find leader election namespace: not running in-cluster, "
           + "please specify --leader-election-namespace");

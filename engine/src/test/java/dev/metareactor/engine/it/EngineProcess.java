@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -34,13 +35,19 @@ public final class EngineProcess implements AutoCloseable {
 
   /** Starts the jar with {@code flags}; its output goes to {@code log}. */
   public static EngineProcess start(Path log, String... flags) {
+    return start(log, Map.of(), flags);
+  }
+
+  /** Starts the jar with {@code flags} and {@code env} added to this JVM's environment. */
+  public static EngineProcess start(Path log, Map<String, String> env, String... flags) {
     assertThat(JAR).as("built by the package phase").exists();
     List<String> command = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
     command.addAll(List.of(flags));
     try {
-      return new EngineProcess(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile())
-          .start(), log);
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+      builder.environment().putAll(env);
+      return new EngineProcess(builder.start(), log);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -94,10 +94,23 @@ public final class EngineUnderTest implements AutoCloseable {
     if (crdsInstalled) {
       return;
     }
+    applyCrds(cluster);
+  }
+
+  /** Installs them again, for a test that deleted them (with {@code kubectl delete -k manifests/production}). */
+  public static synchronized void reinstallCrds(LocalCluster cluster) {
+    applyCrds(cluster);
+  }
+
+  private static void applyCrds(LocalCluster cluster) {
     Path crds = cluster.controlPlane().repoRoot().resolve("manifests/production/crds.yaml");
-    cluster.kubectl("apply", "-f", crds.toString()).orThrow();
-    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-        "crd/compositecontrollers.metacontroller.k8s.io", "crd/decoratorcontrollers.metacontroller.k8s.io").orThrow();
+    // Applied until all are Established: one still being deleted takes the apply and then goes.
+    await().atMost(TIMEOUT).ignoreExceptions().until(() -> {
+      cluster.kubectl("apply", "-f", crds.toString()).orThrow();
+      return cluster.kubectl("wait", "--for=condition=Established", "--timeout=10s",
+          "crd/compositecontrollers.metacontroller.k8s.io", "crd/decoratorcontrollers.metacontroller.k8s.io",
+          "crd/mapcontrollers.metacontroller.k8s.io", "crd/controllerrevisions.metacontroller.k8s.io").succeeded();
+    });
     crdsInstalled = true;
   }
 

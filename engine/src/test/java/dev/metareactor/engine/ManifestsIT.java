@@ -1,0 +1,273 @@
+package dev.metareactor.engine;
+
+import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.it.EngineProcess;
+import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.engine.kube.KubeConfig;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.http.HookServer;
+import dev.metareactor.testing.k8s.LocalCluster;
+import dev.metareactor.testing.k8s.LocalKubernetes;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The install as users run it ({@code kubectl apply -k manifests/...}) on the real API server, and the engine run in a
+ * pod's place: with exactly the StatefulSet's arguments, the in-cluster configuration of the manifest's
+ * ServiceAccount (a token from {@code kubectl create token} in a service-account directory, nothing else), hosting a
+ * CompositeController, a DecoratorController and a MapController to convergence without a {@code Forbidden}, and
+ * serving the probes and metrics on the ports the manifest names.
+ *
+ * <p>Deleting an install deletes Metacontroller's CRDs; the tests put them back for the tests that follow.
+ */
+@LocalKubernetes
+class ManifestsIT {
+
+  private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "ha");
+  private static final String NAMESPACE = "metacontroller";
+
+  private static Path kustomization(LocalCluster cluster, String name) {
+    return cluster.controlPlane().repoRoot().resolve("manifests").resolve(name);
+  }
+
+  /** {@code kind/name=resourceVersion} of every object the kustomization in {@code dir} installs. */
+  private static String versions(LocalCluster cluster, String dir) {
+    return install(cluster, "get", "-k", dir, "-o",
+        "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}");
+  }
+
+  /** kubectl in the install's namespace (the cluster's kubectl works in the test's own by default). */
+  private static String install(LocalCluster cluster, String... args) {
+    String[] withNamespace = Arrays.copyOf(args, args.length + 1);
+    withNamespace[args.length] = "--namespace=" + NAMESPACE;
+    return cluster.kubectl(withNamespace).orThrow();
+  }
+
+  private static void deleteInstall(LocalCluster cluster, String name) {
+    install(cluster, "delete", "-k", kustomization(cluster, name).toString(), "--ignore-not-found", "--timeout=120s");
+    await().atMost(TIMEOUT).until(() -> cluster.client().namespaces().withName(NAMESPACE).get() == null);
+    // Gone, not just terminating: CRDs applied again while their instances are still being removed would go too.
+    await().atMost(TIMEOUT).until(() -> cluster.client().apiextensions().v1().customResourceDefinitions().list()
+        .getItems().stream().noneMatch(crd -> crd.getSpec().getGroup().equals("metacontroller.k8s.io")));
+  }
+
+  /**
+   * Each kustomization over the one before (production, then dev's and ha's changes to it): applied, and applied
+   * again without a change; then ha's delete removes everything, the CRDs included. (One uninstall: CRDs deleted and
+   * created again within seconds can keep the API server's cleanup of the next deletion waiting for minutes.)
+   */
+  @Test
+  void everyKustomizationInstallsChangesNothingWhenAppliedAgainAndUninstallsCompletely(LocalCluster cluster) {
+    try {
+      for (String name : KUSTOMIZATIONS) {
+        String dir = kustomization(cluster, name).toString();
+        install(cluster, "apply", "-k", dir);
+        assertThat(cluster.client().apps().statefulSets().inNamespace(NAMESPACE).withName("metacontroller").get())
+            .as("the engine's StatefulSet of %s", name).isNotNull();
+
+        String before = versions(cluster, dir);
+        install(cluster, "apply", "-k", dir);
+        // By what the server stored, not kubectl's words: it reports a PodDisruptionBudget "configured" on every
+        // apply (it always sends the selector, whose patch strategy is replace), though nothing changes.
+        assertThat(versions(cluster, dir)).as("kind/name=resourceVersion of each object after a second apply of %s",
+            name).isEqualTo(before);
+      }
+      deleteInstall(cluster, "ha");
+      for (String name : KUSTOMIZATIONS) {
+        assertThat(install(cluster, "get", "-k", kustomization(cluster, name).toString(), "--ignore-not-found",
+            "-o", "name")).as("what %s installed, after delete -k manifests/ha", name).isBlank();
+      }
+    } finally {
+      EngineUnderTest.reinstallCrds(cluster);
+    }
+  }
+
+  @Test
+  void theEngineRunsWithTheStatefulSetsArgsAsItsServiceAccountAndHostsEveryKind(LocalCluster cluster,
+      @TempDir Path dir) throws Exception {
+    KubernetesClient client = cluster.client();
+    HookServer hooks = HookServer.builder()
+        .route("/sync", ManifestsIT::compositeSync)
+        .route("/decorate", request -> KubeJson.mapper().readTree("{\"labels\": {\"decorated\": \"yes\"}}"))
+        .route("/map", ManifestsIT::map)
+        .start();
+    try {
+      // The HA install: the production StatefulSet's arguments plus --leader-election.
+      install(cluster, "apply", "-k", kustomization(cluster, "ha").toString());
+      String[] args = KubeJson.mapper().readValue(install(cluster, "get", "statefulset", "metacontroller", "-o",
+          "jsonpath={.spec.template.spec.containers[0].args}"), String[].class);
+      Map<String, Integer> ports = containerPorts(cluster);
+      Path serviceAccount = serviceAccountDirectory(cluster, dir.resolve("serviceaccount"));
+      URI server = URI.create(client.getConfiguration().getMasterUrl());
+      Map<String, String> pod = Map.of(
+          "KUBERNETES_SERVICE_HOST", server.getHost(),
+          "KUBERNETES_SERVICE_PORT", Integer.toString(server.getPort()),
+          KubeConfig.SERVICE_ACCOUNT_DIR_ENV, serviceAccount.toString(),
+          "KUBECONFIG", dir.resolve("no-such-kubeconfig").toString());
+
+      ParentCrd parents = ParentCrd.create(cluster, "Holder");
+      ParentCrd mappers = ParentCrd.create(cluster, "Mapper");
+      String suffix = UUID.randomUUID().toString().substring(0, 6);
+      createControllers(cluster, hooks, parents, mappers, suffix);
+      client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("input")
+          .withLabels(Map.of("decorate-" + suffix, "yes", "map-" + suffix, "yes")).endMetadata().build()).create();
+      parents.in(client).resource(parents.object(cluster.namespace(), "holder", Map.of())).create();
+      mappers.in(client).resource(mappers.object(cluster.namespace(), "mapper",
+          Map.of("selector", Map.of("matchLabels", Map.of("map-" + suffix, "yes"))))).create();
+
+      try (EngineProcess engine = EngineProcess.start(dir.resolve("engine.log"), pod, args)) {
+        await().atMost(TIMEOUT).until(() -> client.configMaps().withName("holder-child").get() != null);
+        await().atMost(TIMEOUT).until(() -> "yes".equals(
+            client.configMaps().withName("input").get().getMetadata().getLabels().get("decorated")));
+        await().atMost(TIMEOUT).until(() -> client.configMaps().withName("mapper-input-out").get() != null);
+
+        HttpClient http = HttpClient.newHttpClient();
+        int probes = ports.get("probes");
+        int metrics = ports.get("metrics");
+        assertThat(get(http, probes, "/healthz").statusCode()).isEqualTo(200);
+        await().atMost(TIMEOUT).until(() -> get(http, probes, "/readyz").statusCode() == 200);
+        HttpResponse<String> scraped = get(http, metrics, "/metrics");
+        assertThat(scraped.statusCode()).isEqualTo(200);
+        assertThat(scraped.body()).contains("metareactor_");
+        Lease lease = client.leases().inNamespace(NAMESPACE).withName("metacontroller").get();
+        assertThat(lease).as("the lease, in the service account's namespace").isNotNull();
+        assertThat(lease.getSpec().getHolderIdentity()).isNotBlank();
+
+        assertThat(engine.output()).as("the engine's log").doesNotContain("Forbidden").doesNotContain("forbidden")
+            .contains("Started CompositeController", "Started DecoratorController", "Started MapController");
+      }
+    } finally {
+      hooks.close();
+      deleteControllers(cluster);
+      // All but the CRDs, which the other tests use (and which the test above deletes and installs again).
+      install(cluster, "delete", "namespace/" + NAMESPACE, "clusterrolebinding/metacontroller",
+          "clusterrole/metacontroller", "clusterrole/aggregate-metacontroller-view",
+          "clusterrole/aggregate-metacontroller-edit", "--ignore-not-found");
+    }
+  }
+
+  /** The ports the StatefulSet's container names, by name. */
+  private static Map<String, Integer> containerPorts(LocalCluster cluster) {
+    String names = install(cluster, "get", "statefulset", "metacontroller", "-o",
+        "jsonpath={range .spec.template.spec.containers[0].ports[*]}{.name}={.containerPort} {end}");
+    Map<String, Integer> ports = new HashMap<>();
+    for (String port : names.trim().split(" ")) {
+      ports.put(port.substring(0, port.indexOf('=')), Integer.parseInt(port.substring(port.indexOf('=') + 1)));
+    }
+    String probePort = install(cluster, "get", "statefulset", "metacontroller", "-o",
+        "jsonpath={.spec.template.spec.containers[0].readinessProbe.httpGet.port}"
+            + "/{.spec.template.spec.containers[0].livenessProbe.httpGet.port}");
+    assertThat(probePort).as("both probes use the probes port").isEqualTo("probes/probes");
+    return ports;
+  }
+
+  /** What the kubelet mounts for the pod: a token of the manifest's ServiceAccount, the cluster's CA, the namespace. */
+  private static Path serviceAccountDirectory(LocalCluster cluster, Path dir) throws Exception {
+    Files.createDirectories(dir);
+    String token = install(cluster, "create", "token", "metacontroller", "--duration=1h");
+    Files.writeString(dir.resolve("token"), token.strip());
+    Files.write(dir.resolve("ca.crt"),
+        Base64.getDecoder().decode(cluster.client().getConfiguration().getCaCertData()));
+    Files.writeString(dir.resolve("namespace"), NAMESPACE);
+    return dir;
+  }
+
+  private static HttpResponse<String> get(HttpClient http, int port, String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+  }
+
+  private static final String CREATED_BY = "metareactor.dev/manifests-it";
+
+  private static void createControllers(LocalCluster cluster, HookServer hooks, ParentCrd parents,
+      ParentCrd mappers, String suffix) {
+    cluster.kubectlWithInput("""
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: CompositeController
+        metadata:
+          name: manifests-composite
+          labels: {%1$s: "true"}
+        spec:
+          generateSelector: true
+          parentResource: {apiVersion: %2$s, resource: %3$s}
+          childResources:
+          - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
+          hooks:
+            sync: {webhook: {url: "%4$s"}}
+        ---
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: DecoratorController
+        metadata:
+          name: manifests-decorator
+          labels: {%1$s: "true"}
+        spec:
+          resources:
+          - apiVersion: v1
+            resource: configmaps
+            labelSelector: {matchLabels: {decorate-%5$s: "yes"}}
+          hooks:
+            sync: {webhook: {url: "%6$s"}}
+        ---
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: MapController
+        metadata:
+          name: manifests-map
+          labels: {%1$s: "true"}
+        spec:
+          parentResource: {apiVersion: %7$s, resource: %8$s}
+          inputResources:
+          - {apiVersion: v1, resource: configmaps}
+          outputResources:
+          - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
+          hooks:
+            map: {webhook: {url: "%9$s"}}
+        """.formatted(CREATED_BY, parents.apiVersion(), parents.plural(), hooks.url("/sync"), suffix,
+        hooks.url("/decorate"), mappers.apiVersion(), mappers.plural(), hooks.url("/map")),
+        "apply", "-f", "-").orThrow();
+  }
+
+  private static void deleteControllers(LocalCluster cluster) {
+    cluster.kubectl("delete", "compositecontrollers,decoratorcontrollers,mapcontrollers", "-l", CREATED_BY,
+        "--ignore-not-found");
+  }
+
+  /** One ConfigMap child, {@code <parent>-child}. */
+  private static JsonNode compositeSync(JsonNode request) {
+    ObjectNode answer = KubeJson.nodes().objectNode();
+    answer.putArray("children").addObject().put("apiVersion", "v1").put("kind", "ConfigMap")
+        .putObject("metadata").put("name", request.path("parent").path("metadata").path("name").asString()
+            + "-child");
+    return answer;
+  }
+
+  /** One ConfigMap per input, {@code <parent>-<input>-out}. */
+  private static JsonNode map(JsonNode request) {
+    ObjectNode answer = KubeJson.nodes().objectNode();
+    answer.putArray("outputs").addObject().put("apiVersion", "v1").put("kind", "ConfigMap")
+        .putObject("metadata").put("name", request.path("parent").path("metadata").path("name").asString() + "-"
+            + request.path("input").path("metadata").path("name").asString() + "-out");
+    return answer;
+  }
+}
