@@ -22,12 +22,14 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -52,10 +54,20 @@ class ManifestsIT {
     return cluster.controlPlane().repoRoot().resolve("manifests").resolve(name);
   }
 
+  /** Output of {@code kubectl get}: {@code kind/name=resourceVersion} of each object, a line each. */
+  private static final String VERSIONS =
+      "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}";
+
   /** {@code kind/name=resourceVersion} of every object the kustomization in {@code dir} installs. */
   private static String versions(LocalCluster cluster, String dir) {
-    return install(cluster, "get", "-k", dir, "-o",
-        "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}");
+    return install(cluster, "get", "-k", dir, "-o", VERSIONS);
+  }
+
+  /** The same with {@code stdin} as kubectl's input ({@code -f -}). */
+  private static String installWithInput(LocalCluster cluster, String stdin, String... args) {
+    String[] withNamespace = Arrays.copyOf(args, args.length + 1);
+    withNamespace[args.length] = "--namespace=" + NAMESPACE;
+    return cluster.kubectlWithInput(stdin, withNamespace).orThrow();
   }
 
   /** kubectl in the install's namespace (the cluster's kubectl works in the test's own by default). */
@@ -66,6 +78,12 @@ class ManifestsIT {
   }
 
   private static void deleteInstall(LocalCluster cluster, String name) {
+    // A request for each custom resource first: an update of a CRD (the apply) drops its storage until the next
+    // request for it, and a CRD deleted before that waits minutes for its cleanup ("could not list instances:
+    // storage is (re)initializing").
+    await().atMost(TIMEOUT).until(() -> cluster.kubectl("get", "--all-namespaces",
+        "compositecontrollers.metacontroller.k8s.io,decoratorcontrollers.metacontroller.k8s.io,"
+            + "mapcontrollers.metacontroller.k8s.io,controllerrevisions.metacontroller.k8s.io").succeeded());
     install(cluster, "delete", "-k", kustomization(cluster, name).toString(), "--ignore-not-found", "--timeout=120s");
     await().atMost(TIMEOUT).until(() -> cluster.client().namespaces().withName(NAMESPACE).get() == null);
     // Gone, not just terminating: CRDs applied again while their instances are still being removed would go too.
@@ -107,6 +125,63 @@ class ManifestsIT {
   @Test
   void theEngineRunsWithTheStatefulSetsArgsAsItsServiceAccountAndHostsEveryKind(LocalCluster cluster,
       @TempDir Path dir) throws Exception {
+    ParentCrd parents = ParentCrd.create(cluster, "Holder");
+    ParentCrd mappers = ParentCrd.create(cluster, "Mapper");
+    try {
+      // The HA install: the production StatefulSet's arguments plus --leader-election.
+      install(cluster, "apply", "-k", kustomization(cluster, "ha").toString());
+      assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, parents, mappers);
+    } finally {
+      uninstallAllButCrds(cluster);
+    }
+  }
+
+  /**
+   * The chart, rendered by Helm built from the Go module proxy ({@code hack/helm.sh}) and applied: it lints, a
+   * second apply changes nothing, and with its RBAC narrowed to the engine's own needs plus the test's types
+   * ({@code rbac.allResources=false}, {@code rbac.rules}) the engine still hosts every kind without a Forbidden.
+   */
+  @Test
+  void theHelmChartInstallsTheSameEngineAndItsNarrowedRoleIsEnough(LocalCluster cluster, @TempDir Path dir)
+      throws Exception {
+    ParentCrd parents = ParentCrd.create(cluster, "Holder");
+    ParentCrd mappers = ParentCrd.create(cluster, "Mapper");
+    String chart = cluster.controlPlane().repoRoot().resolve("manifests/helm/metareactor").toString();
+    helm(cluster, "lint", chart);
+    String rules = KubeJson.mapper().writeValueAsString(List.of(
+        Map.of("apiGroups", List.of(""), "resources", List.of("configmaps"), "verbs", List.of("*")),
+        Map.of("apiGroups", List.of(parents.group(), mappers.group()), "resources", List.of("*"),
+            "verbs", List.of("*"))));
+    String rendered = helm(cluster, "template", "metareactor", chart, "--namespace", NAMESPACE,
+        "--set", "leaderElection.enabled=true", "--set", "rbac.allResources=false", "--set-json",
+        "rbac.rules=" + rules);
+    try {
+      install(cluster, "create", "namespace", NAMESPACE);
+      installWithInput(cluster, rendered, "apply", "-f", "-");
+      String before = installWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS);
+      installWithInput(cluster, rendered, "apply", "-f", "-");
+      assertThat(installWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS))
+          .as("kind/name=resourceVersion of each object after a second apply of the chart").isEqualTo(before);
+      assertThat(install(cluster, "get", "clusterrole", "metacontroller", "-o", "jsonpath={.rules[*].apiGroups}"))
+          .as("the narrowed role's API groups: no wildcard").doesNotContain("\"*\"");
+      assertThat(install(cluster, "get", "clusterrole", "metacontroller", "-o", "jsonpath={.rules[*].resources}"))
+          .as("the narrowed role's resources").contains("leases", "events", "configmaps");
+
+      assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, parents, mappers);
+    } finally {
+      uninstallAllButCrds(cluster);
+    }
+  }
+
+  /**
+   * Starts the jar as the installed StatefulSet's pod would run: its exact arguments, configured in-cluster from a
+   * service-account directory with a token of the installed ServiceAccount; then checks that it hosts a
+   * CompositeController, a DecoratorController and a MapController to convergence with no Forbidden in its log,
+   * holds the leader lease in the service account's namespace, and serves the probes and metrics on the
+   * StatefulSet's ports.
+   */
+  private static void assertTheEngineHostsEveryKindAsThePodWould(LocalCluster cluster, Path dir, ParentCrd parents,
+      ParentCrd mappers) throws Exception {
     KubernetesClient client = cluster.client();
     HookServer hooks = HookServer.builder()
         .route("/sync", ManifestsIT::compositeSync)
@@ -114,8 +189,6 @@ class ManifestsIT {
         .route("/map", ManifestsIT::map)
         .start();
     try {
-      // The HA install: the production StatefulSet's arguments plus --leader-election.
-      install(cluster, "apply", "-k", kustomization(cluster, "ha").toString());
       String[] args = KubeJson.mapper().readValue(install(cluster, "get", "statefulset", "metacontroller", "-o",
           "jsonpath={.spec.template.spec.containers[0].args}"), String[].class);
       Map<String, Integer> ports = containerPorts(cluster);
@@ -127,8 +200,6 @@ class ManifestsIT {
           KubeConfig.SERVICE_ACCOUNT_DIR_ENV, serviceAccount.toString(),
           "KUBECONFIG", dir.resolve("no-such-kubeconfig").toString());
 
-      ParentCrd parents = ParentCrd.create(cluster, "Holder");
-      ParentCrd mappers = ParentCrd.create(cluster, "Mapper");
       String suffix = UUID.randomUUID().toString().substring(0, 6);
       createControllers(cluster, hooks, parents, mappers, suffix);
       client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("input")
@@ -161,10 +232,33 @@ class ManifestsIT {
     } finally {
       hooks.close();
       deleteControllers(cluster);
-      // All but the CRDs, which the other tests use (and which the test above deletes and installs again).
-      install(cluster, "delete", "namespace/" + NAMESPACE, "clusterrolebinding/metacontroller",
-          "clusterrole/metacontroller", "clusterrole/aggregate-metacontroller-view",
-          "clusterrole/aggregate-metacontroller-edit", "--ignore-not-found");
+    }
+  }
+
+  /** All the install made but the CRDs, which the other tests use (the first test deletes and installs them). */
+  private static void uninstallAllButCrds(LocalCluster cluster) {
+    install(cluster, "delete", "namespace/" + NAMESPACE, "clusterrolebinding/metacontroller",
+        "clusterrole/metacontroller", "clusterrole/aggregate-metacontroller-view",
+        "clusterrole/aggregate-metacontroller-edit", "--ignore-not-found");
+    await().atMost(TIMEOUT).until(() -> cluster.client().namespaces().withName(NAMESPACE).get() == null);
+  }
+
+  /** Runs {@code hack/helm.sh} (Helm built from the Go module proxy, cached outside the repository). */
+  private static String helm(LocalCluster cluster, String... args) throws Exception {
+    Path repo = cluster.controlPlane().repoRoot();
+    List<String> command = new ArrayList<>(List.of("bash", repo.resolve("hack/helm.sh").toString()));
+    command.addAll(List.of(args));
+    Path out = Files.createTempFile("helm-", ".out");
+    try {
+      Process process = new ProcessBuilder(command).directory(repo.toFile()).redirectErrorStream(false)
+          .redirectOutput(out.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      assertThat(process.waitFor(15, TimeUnit.MINUTES)).as("helm %s finished", args[0]).isTrue();
+      String output = Files.readString(out, StandardCharsets.UTF_8);
+      assertThat(process.exitValue()).as("exit code of helm %s; its output:%n%s", String.join(" ", args), output)
+          .isZero();
+      return output;
+    } finally {
+      Files.deleteIfExists(out);
     }
   }
 
