@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A local Kubernetes control plane for development and integration tests:
-# etcd + kube-apiserver + kube-controller-manager (garbage collector and
-# namespace controllers), all on loopback ports, built from source by
+# etcd + kube-apiserver + kube-controller-manager (garbage collector, namespace
+# and ClusterRole aggregation controllers), all on loopback ports, built from source by
 # hack/build-k8s.sh. No kubelet, no scheduler: Pods are stored, never run.
 #
 # Usage: hack/local-cluster.sh up|down|env|status
@@ -474,7 +474,7 @@ EOF
 
   start_component kube-controller-manager "$BIN_DIR/kube-controller-manager" \
     --kubeconfig="$STATE_DIR/controller-manager.kubeconfig" \
-    --controllers=garbage-collector-controller,namespace-controller \
+    --controllers=garbage-collector-controller,namespace-controller,clusterrole-aggregation-controller \
     --leader-elect=false \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" \
     --cert-dir="$STATE_DIR/kcm-certs" \

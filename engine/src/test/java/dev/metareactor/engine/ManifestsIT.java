@@ -138,8 +138,9 @@ class ManifestsIT {
 
   /**
    * The chart, rendered by Helm built from the Go module proxy ({@code hack/helm.sh}) and applied: it lints, a
-   * second apply changes nothing, and with its RBAC narrowed to the engine's own needs plus the test's types
-   * ({@code rbac.allResources=false}, {@code rbac.rules}) the engine still hosts every kind without a Forbidden.
+   * second apply changes nothing, and with its RBAC narrowed ({@code rbac.allResources=false}: a role aggregated from
+   * the engine's own needs and {@code rbac.rules}, here the test's types) the engine still hosts every kind without
+   * a Forbidden.
    */
   @Test
   void theHelmChartInstallsTheSameEngineAndItsNarrowedRoleIsEnough(LocalCluster cluster, @TempDir Path dir)
@@ -158,14 +159,16 @@ class ManifestsIT {
     try {
       install(cluster, "create", "namespace", NAMESPACE);
       installWithInput(cluster, rendered, "apply", "-f", "-");
+      // The narrowed role aggregates the engine's own role and the rules given (kube-controller-manager fills it).
+      await().atMost(TIMEOUT).until(() -> install(cluster, "get", "clusterrole", "metacontroller", "-o",
+          "jsonpath={.rules[*].resources}"), resources -> resources.contains("leases") && resources.contains("events")
+          && resources.contains("configmaps"));
+      assertThat(install(cluster, "get", "clusterrole", "metacontroller", "-o", "jsonpath={.rules[*].apiGroups}"))
+          .as("the narrowed role's API groups: no wildcard").doesNotContain("\"*\"");
       String before = installWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS);
       installWithInput(cluster, rendered, "apply", "-f", "-");
       assertThat(installWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS))
           .as("kind/name=resourceVersion of each object after a second apply of the chart").isEqualTo(before);
-      assertThat(install(cluster, "get", "clusterrole", "metacontroller", "-o", "jsonpath={.rules[*].apiGroups}"))
-          .as("the narrowed role's API groups: no wildcard").doesNotContain("\"*\"");
-      assertThat(install(cluster, "get", "clusterrole", "metacontroller", "-o", "jsonpath={.rules[*].resources}"))
-          .as("the narrowed role's resources").contains("leases", "events", "configmaps");
 
       assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, parents, mappers);
     } finally {
@@ -238,8 +241,8 @@ class ManifestsIT {
   /** All the install made but the CRDs, which the other tests use (the first test deletes and installs them). */
   private static void uninstallAllButCrds(LocalCluster cluster) {
     install(cluster, "delete", "namespace/" + NAMESPACE, "clusterrolebinding/metacontroller",
-        "clusterrole/metacontroller", "clusterrole/aggregate-metacontroller-view",
-        "clusterrole/aggregate-metacontroller-edit", "--ignore-not-found");
+        "clusterrole/metacontroller", "clusterrole/metacontroller-engine", "clusterrole/metacontroller-rules",
+        "clusterrole/aggregate-metacontroller-view", "clusterrole/aggregate-metacontroller-edit", "--ignore-not-found");
     await().atMost(TIMEOUT).until(() -> cluster.client().namespaces().withName(NAMESPACE).get() == null);
   }
 
