@@ -4,15 +4,14 @@ import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.metareactor.engine.faults.FaultLoad;
+import dev.metareactor.engine.faults.Invariants;
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.EngineUnderTest;
-import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.engine.kube.KubeConfig;
 import dev.metareactor.engine.kube.KubeJson;
-import dev.metareactor.http.HookServer;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.URI;
@@ -22,18 +21,16 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The install as users run it ({@code kubectl apply -k manifests/...}) on the real API server, and the engine run in a
@@ -49,6 +46,8 @@ class ManifestsIT {
 
   private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "ha");
   private static final String NAMESPACE = "metacontroller";
+  /** Parents of the fault suite's load the installed engine must converge. */
+  private static final int LOAD = 20;
 
   private static Path kustomization(LocalCluster cluster, String name) {
     return cluster.controlPlane().repoRoot().resolve("manifests").resolve(name);
@@ -125,12 +124,10 @@ class ManifestsIT {
   @Test
   void theEngineRunsWithTheStatefulSetsArgsAsItsServiceAccountAndHostsEveryKind(LocalCluster cluster,
       @TempDir Path dir) throws Exception {
-    ParentCrd parents = ParentCrd.create(cluster, "Holder");
-    ParentCrd mappers = ParentCrd.create(cluster, "Mapper");
-    try {
+    try (FaultLoad load = new FaultLoad(cluster, LOAD)) {
       // The HA install: the production StatefulSet's arguments plus --leader-election.
       install(cluster, "apply", "-k", kustomization(cluster, "ha").toString());
-      assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, parents, mappers);
+      assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, load);
     } finally {
       uninstallAllButCrds(cluster);
     }
@@ -145,13 +142,12 @@ class ManifestsIT {
   @Test
   void theHelmChartInstallsTheSameEngineAndItsNarrowedRoleIsEnough(LocalCluster cluster, @TempDir Path dir)
       throws Exception {
-    ParentCrd parents = ParentCrd.create(cluster, "Holder");
-    ParentCrd mappers = ParentCrd.create(cluster, "Mapper");
+    FaultLoad load = new FaultLoad(cluster, LOAD);
     String chart = cluster.controlPlane().repoRoot().resolve("manifests/helm/metareactor").toString();
     helm(cluster, "lint", chart);
     String rules = KubeJson.mapper().writeValueAsString(List.of(
         Map.of("apiGroups", List.of(""), "resources", List.of("configmaps"), "verbs", List.of("*")),
-        Map.of("apiGroups", List.of(parents.group(), mappers.group()), "resources", List.of("*"),
+        Map.of("apiGroups", List.of(load.parentGroup(), load.mapperGroup()), "resources", List.of("*"),
             "verbs", List.of("*"))));
     String rendered = helm(cluster, "template", "metareactor", chart, "--namespace", NAMESPACE,
         "--set", "leaderElection.enabled=true", "--set", "rbac.allResources=false", "--set-json",
@@ -170,71 +166,55 @@ class ManifestsIT {
       assertThat(installWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS))
           .as("kind/name=resourceVersion of each object after a second apply of the chart").isEqualTo(before);
 
-      assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, parents, mappers);
+      assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, load);
     } finally {
+      load.close();
       uninstallAllButCrds(cluster);
     }
   }
 
   /**
    * Starts the jar as the installed StatefulSet's pod would run: its exact arguments, configured in-cluster from a
-   * service-account directory with a token of the installed ServiceAccount; then checks that it hosts a
-   * CompositeController, a DecoratorController and a MapController to convergence with no Forbidden in its log,
-   * holds the leader lease in the service account's namespace, and serves the probes and metrics on the
-   * StatefulSet's ports.
+   * service-account directory with a token of the installed ServiceAccount; then checks that it hosts the fault
+   * suite's load (a CompositeController, a DecoratorController and a MapController) until every one of its
+   * {@link Invariants} holds, with no Forbidden in its log, the leader lease in the service account's namespace, and
+   * the probes and metrics on the StatefulSet's ports.
    */
-  private static void assertTheEngineHostsEveryKindAsThePodWould(LocalCluster cluster, Path dir, ParentCrd parents,
-      ParentCrd mappers) throws Exception {
+  private static void assertTheEngineHostsEveryKindAsThePodWould(LocalCluster cluster, Path dir, FaultLoad load)
+      throws Exception {
     KubernetesClient client = cluster.client();
-    HookServer hooks = HookServer.builder()
-        .route("/sync", ManifestsIT::compositeSync)
-        .route("/decorate", request -> KubeJson.mapper().readTree("{\"labels\": {\"decorated\": \"yes\"}}"))
-        .route("/map", ManifestsIT::map)
-        .start();
-    try {
-      String[] args = KubeJson.mapper().readValue(install(cluster, "get", "statefulset", "metacontroller", "-o",
-          "jsonpath={.spec.template.spec.containers[0].args}"), String[].class);
-      Map<String, Integer> ports = containerPorts(cluster);
-      Path serviceAccount = serviceAccountDirectory(cluster, dir.resolve("serviceaccount"));
-      URI server = URI.create(client.getConfiguration().getMasterUrl());
-      Map<String, String> pod = Map.of(
-          "KUBERNETES_SERVICE_HOST", server.getHost(),
-          "KUBERNETES_SERVICE_PORT", Integer.toString(server.getPort()),
-          KubeConfig.SERVICE_ACCOUNT_DIR_ENV, serviceAccount.toString(),
-          "KUBECONFIG", dir.resolve("no-such-kubeconfig").toString());
+    String[] args = KubeJson.mapper().readValue(install(cluster, "get", "statefulset", "metacontroller", "-o",
+        "jsonpath={.spec.template.spec.containers[0].args}"), String[].class);
+    Map<String, Integer> ports = containerPorts(cluster);
+    Path serviceAccount = serviceAccountDirectory(cluster, dir.resolve("serviceaccount"));
+    URI server = URI.create(client.getConfiguration().getMasterUrl());
+    Map<String, String> pod = Map.of(
+        "KUBERNETES_SERVICE_HOST", server.getHost(),
+        "KUBERNETES_SERVICE_PORT", Integer.toString(server.getPort()),
+        KubeConfig.SERVICE_ACCOUNT_DIR_ENV, serviceAccount.toString(),
+        "KUBECONFIG", dir.resolve("no-such-kubeconfig").toString());
+    load.createControllers();
+    load.createObjects("one");
 
-      String suffix = UUID.randomUUID().toString().substring(0, 6);
-      createControllers(cluster, hooks, parents, mappers, suffix);
-      client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("input")
-          .withLabels(Map.of("decorate-" + suffix, "yes", "map-" + suffix, "yes")).endMetadata().build()).create();
-      parents.in(client).resource(parents.object(cluster.namespace(), "holder", Map.of())).create();
-      mappers.in(client).resource(mappers.object(cluster.namespace(), "mapper",
-          Map.of("selector", Map.of("matchLabels", Map.of("map-" + suffix, "yes"))))).create();
+    try (EngineProcess engine = EngineProcess.start(dir.resolve("engine.log"), pod, args)) {
+      int probes = ports.get("probes");
+      int metrics = ports.get("metrics");
+      Invariants invariants = new Invariants(load);
+      await().atMost(TIMEOUT).pollInterval(Duration.ofSeconds(1))
+          .until(() -> invariants.violations(metrics, probes), List::isEmpty);
 
-      try (EngineProcess engine = EngineProcess.start(dir.resolve("engine.log"), pod, args)) {
-        await().atMost(TIMEOUT).until(() -> client.configMaps().withName("holder-child").get() != null);
-        await().atMost(TIMEOUT).until(() -> "yes".equals(
-            client.configMaps().withName("input").get().getMetadata().getLabels().get("decorated")));
-        await().atMost(TIMEOUT).until(() -> client.configMaps().withName("mapper-input-out").get() != null);
+      HttpClient http = HttpClient.newHttpClient();
+      assertThat(get(http, probes, "/healthz").statusCode()).isEqualTo(200);
+      assertThat(get(http, probes, "/readyz").statusCode()).isEqualTo(200);
+      HttpResponse<String> scraped = get(http, metrics, "/metrics");
+      assertThat(scraped.statusCode()).isEqualTo(200);
+      assertThat(scraped.body()).contains("metareactor_");
+      Lease lease = client.leases().inNamespace(NAMESPACE).withName("metacontroller").get();
+      assertThat(lease).as("the lease, in the service account's namespace").isNotNull();
+      assertThat(lease.getSpec().getHolderIdentity()).isNotBlank();
 
-        HttpClient http = HttpClient.newHttpClient();
-        int probes = ports.get("probes");
-        int metrics = ports.get("metrics");
-        assertThat(get(http, probes, "/healthz").statusCode()).isEqualTo(200);
-        await().atMost(TIMEOUT).until(() -> get(http, probes, "/readyz").statusCode() == 200);
-        HttpResponse<String> scraped = get(http, metrics, "/metrics");
-        assertThat(scraped.statusCode()).isEqualTo(200);
-        assertThat(scraped.body()).contains("metareactor_");
-        Lease lease = client.leases().inNamespace(NAMESPACE).withName("metacontroller").get();
-        assertThat(lease).as("the lease, in the service account's namespace").isNotNull();
-        assertThat(lease.getSpec().getHolderIdentity()).isNotBlank();
-
-        assertThat(engine.output()).as("the engine's log").doesNotContain("Forbidden").doesNotContain("forbidden")
-            .contains("Started CompositeController", "Started DecoratorController", "Started MapController");
-      }
-    } finally {
-      hooks.close();
-      deleteControllers(cluster);
+      assertThat(engine.output()).as("the engine's log").doesNotContain("Forbidden").doesNotContain("forbidden")
+          .contains("Started CompositeController", "Started DecoratorController", "Started MapController");
     }
   }
 
@@ -294,77 +274,5 @@ class ManifestsIT {
   private static HttpResponse<String> get(HttpClient http, int port, String path) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
         HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-  }
-
-  private static final String CREATED_BY = "metareactor.dev/manifests-it";
-
-  private static void createControllers(LocalCluster cluster, HookServer hooks, ParentCrd parents,
-      ParentCrd mappers, String suffix) {
-    cluster.kubectlWithInput("""
-        apiVersion: metacontroller.k8s.io/v1alpha1
-        kind: CompositeController
-        metadata:
-          name: manifests-composite
-          labels: {%1$s: "true"}
-        spec:
-          generateSelector: true
-          parentResource: {apiVersion: %2$s, resource: %3$s}
-          childResources:
-          - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
-          hooks:
-            sync: {webhook: {url: "%4$s"}}
-        ---
-        apiVersion: metacontroller.k8s.io/v1alpha1
-        kind: DecoratorController
-        metadata:
-          name: manifests-decorator
-          labels: {%1$s: "true"}
-        spec:
-          resources:
-          - apiVersion: v1
-            resource: configmaps
-            labelSelector: {matchLabels: {decorate-%5$s: "yes"}}
-          hooks:
-            sync: {webhook: {url: "%6$s"}}
-        ---
-        apiVersion: metacontroller.k8s.io/v1alpha1
-        kind: MapController
-        metadata:
-          name: manifests-map
-          labels: {%1$s: "true"}
-        spec:
-          parentResource: {apiVersion: %7$s, resource: %8$s}
-          inputResources:
-          - {apiVersion: v1, resource: configmaps}
-          outputResources:
-          - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
-          hooks:
-            map: {webhook: {url: "%9$s"}}
-        """.formatted(CREATED_BY, parents.apiVersion(), parents.plural(), hooks.url("/sync"), suffix,
-        hooks.url("/decorate"), mappers.apiVersion(), mappers.plural(), hooks.url("/map")),
-        "apply", "-f", "-").orThrow();
-  }
-
-  private static void deleteControllers(LocalCluster cluster) {
-    cluster.kubectl("delete", "compositecontrollers,decoratorcontrollers,mapcontrollers", "-l", CREATED_BY,
-        "--ignore-not-found");
-  }
-
-  /** One ConfigMap child, {@code <parent>-child}. */
-  private static JsonNode compositeSync(JsonNode request) {
-    ObjectNode answer = KubeJson.nodes().objectNode();
-    answer.putArray("children").addObject().put("apiVersion", "v1").put("kind", "ConfigMap")
-        .putObject("metadata").put("name", request.path("parent").path("metadata").path("name").asString()
-            + "-child");
-    return answer;
-  }
-
-  /** One ConfigMap per input, {@code <parent>-<input>-out}. */
-  private static JsonNode map(JsonNode request) {
-    ObjectNode answer = KubeJson.nodes().objectNode();
-    answer.putArray("outputs").addObject().put("apiVersion", "v1").put("kind", "ConfigMap")
-        .putObject("metadata").put("name", request.path("parent").path("metadata").path("name").asString() + "-"
-            + request.path("input").path("metadata").path("name").asString() + "-out");
-    return answer;
   }
 }

@@ -1,0 +1,135 @@
+package dev.metareactor.engine.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.it.EngineProcess;
+import dev.metareactor.testing.k8s.LocalCluster;
+import dev.metareactor.testing.k8s.LocalKubernetes;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Faults of the engine process itself, under the {@link FaultLoad}, each followed by the same {@link Invariants}:
+ * SIGKILL in the middle of a convergence wave, and SIGTERM in the middle of an update wave. The engine runs as users
+ * run it (the jar, in a process of its own).
+ */
+@LocalKubernetes
+class EngineFaultsIT {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EngineFaultsIT.class);
+  private static final Duration CONVERGE = Duration.ofMinutes(3);
+  private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+
+  private FaultLoad load;
+  private Invariants invariants;
+  private Path dir;
+  private int metricsPort;
+  private int healthPort;
+
+  @BeforeEach
+  void load(LocalCluster cluster, @TempDir Path dir) {
+    this.load = new FaultLoad(cluster, FaultLoad.PARENTS);
+    this.invariants = new Invariants(load);
+    this.dir = dir;
+  }
+
+  @AfterEach
+  void unload() {
+    load.close();
+  }
+
+  private EngineProcess engine(String name) {
+    metricsPort = EngineProcess.freePort();
+    healthPort = EngineProcess.freePort();
+    return EngineProcess.start(dir.resolve(name + ".log"), "--kubeconfig=" + load.cluster.kubeconfig(),
+        "--metrics-address=127.0.0.1:" + metricsPort, "--health-probe-bind-address=127.0.0.1:" + healthPort,
+        "--target-label-selector=metareactor.dev/hosted-by=" + load.hostedBy, "--discovery-interval=1s",
+        "--workers=16", "--client-go-qps=300", "--client-go-burst=600",
+        "--shutdown-timeout=" + SHUTDOWN_TIMEOUT.toSeconds() + "s");
+  }
+
+  /** Waits until every invariant holds; fails with what was left if they do not within {@link #CONVERGE}. */
+  private Duration awaitInvariants() {
+    long start = System.nanoTime();
+    AtomicReference<List<String>> last = new AtomicReference<>(List.of("never checked"));
+    try {
+      await().atMost(CONVERGE).pollInterval(Duration.ofSeconds(1)).until(() -> {
+        last.set(invariants.violations(metricsPort, healthPort));
+        return last.get().isEmpty();
+      });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      List<String> left = last.get();
+      throw new AssertionError("invariants still broken after " + CONVERGE + " (" + left.size() + "): "
+          + left.subList(0, Math.min(20, left.size())), e);
+    }
+    return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  @Test
+  void sigkillInTheMiddleOfAConvergenceWaveLosesAndDuplicatesNothing() {
+    load.createControllers();
+    load.createObjects("one");
+    Map<String, String> atKill;
+    try (EngineProcess first = engine("first")) {
+      int total = FaultLoad.PARENTS * FaultLoad.CHILDREN;
+      await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100))
+          .until(() -> invariants.childUids().size() >= total / 3);
+      first.close(); // SIGKILL: children half created, statuses half written
+      atKill = invariants.childUids();
+      LOG.info("killed with {} of {} children created", atKill.size(), total);
+      assertThat(atKill.size()).as("children when killed").isLessThan(total);
+    }
+    try (EngineProcess second = engine("second")) {
+      Duration converged = awaitInvariants();
+      LOG.info("re-converged {} ms after the new engine started", converged.toMillis());
+      Map<String, String> after = invariants.childUids();
+      atKill.forEach((name, uid) -> assertThat(after.get(name)).as("child %s, created before the kill", name)
+          .isEqualTo(uid));
+      assertThat(second.output()).doesNotContain("\"level\":\"error\"");
+    }
+  }
+
+  @Test
+  void sigtermUnderLoadDrainsExitsZeroAndTheNextEngineHasNothingToRedo() throws Exception {
+    load.createControllers();
+    load.createObjects("one");
+    try (EngineProcess first = engine("first")) {
+      awaitInvariants();
+      load.setValue("two");
+      await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> load.parentList().stream()
+          .filter(parent -> "two".equals(((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status",
+              Map.of())).get("value"))).count() >= FaultLoad.PARENTS / 4);
+      long stop = System.nanoTime();
+      first.terminate();
+      Integer exit = first.awaitExit(SHUTDOWN_TIMEOUT.toSeconds() + 20);
+      LOG.info("SIGTERM in an update wave: exit {} after {} ms", exit,
+          Duration.ofNanos(System.nanoTime() - stop).toMillis());
+      assertThat(exit).as("exit code after SIGTERM; log:%n%s", first.output()).isZero();
+    }
+    try (EngineProcess second = engine("second")) {
+      Duration converged = awaitInvariants();
+      LOG.info("the update wave finished {} ms after the new engine started", converged.toMillis());
+      second.terminate();
+      assertThat(second.awaitExit(SHUTDOWN_TIMEOUT.toSeconds() + 20)).isZero();
+    }
+    int callsBefore = load.totalSyncCalls();
+    try (EngineProcess third = engine("third")) {
+      awaitInvariants();
+      // Every parent synced again by the new engine, and not one write for any of them.
+      await().atMost(CONVERGE).until(() -> load.totalSyncCalls() >= callsBefore + FaultLoad.PARENTS);
+      await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(() -> true);
+      assertThat(invariants.writes(metricsPort)).as("writes by an engine started on a converged cluster")
+          .isZero();
+    }
+  }
+}

@@ -1,0 +1,190 @@
+package dev.metareactor.engine.faults;
+
+import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.http.HookServer;
+import dev.metareactor.testing.k8s.LocalCluster;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The load every fault runs under, on the real control plane: {@link #parentCount} parents ({@code Load}, namespaced,
+ * with a status subresource) of a CompositeController ({@code generateSelector}, {@code InPlace}) with
+ * {@value #CHILDREN} ConfigMap children each ({@code <parent>-<i>}, {@code data.value} = the parent's
+ * {@code spec.value}); a DecoratorController labelling every parent {@code decorated=<spec.value>}; and a MapController
+ * whose one parent maps {@value #INPUTS} input ConfigMaps to an output ConfigMap each ({@code <input>-out}). The hooks
+ * are served in the test's JVM; the controllers are labelled for one engine ({@link #hostedBy}).
+ */
+public final class FaultLoad implements AutoCloseable {
+
+  /** The fault suite's load. */
+  public static final int PARENTS = 200;
+  static final int CHILDREN = 3;
+  static final int INPUTS = 20;
+  static final String INPUT_LABEL = "fault-input";
+
+  final LocalCluster cluster;
+  final KubernetesClient client;
+  final ParentCrd parents;
+  final ParentCrd mappers;
+  final HookServer hooks;
+  final String hostedBy = "faults-" + UUID.randomUUID().toString().substring(0, 8);
+  final int parentCount;
+  /** Sync hook calls per parent. */
+  final Map<String, AtomicInteger> syncCalls = new ConcurrentHashMap<>();
+
+  /** The load of {@code parentCount} parents; its hooks start serving now. */
+  public FaultLoad(LocalCluster cluster, int parentCount) {
+    this.cluster = cluster;
+    this.parentCount = parentCount;
+    this.client = cluster.client();
+    EngineUnderTest.installCrds(cluster);
+    this.parents = ParentCrd.create(cluster, "Load");
+    this.mappers = ParentCrd.create(cluster, "Mapper");
+    this.hooks = HookServer.builder()
+        .route("/sync", this::sync)
+        .route("/decorate", FaultLoad::decorate)
+        .route("/map", FaultLoad::map)
+        .start();
+  }
+
+  /**
+   * The three controllers, labelled {@code metareactor.dev/hosted-by=}{@link #hostedBy} (for an engine with that
+   * target label selector; one without a selector hosts them too).
+   */
+  public void createControllers() {
+    String controllers = """
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: CompositeController
+        metadata:
+          name: %1$s-composite
+          labels: {metareactor.dev/hosted-by: %1$s}
+        spec:
+          generateSelector: true
+          parentResource: {apiVersion: %2$s, resource: %3$s}
+          childResources:
+          - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
+          hooks:
+            sync: {webhook: {url: "%4$s"}}
+        ---
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: DecoratorController
+        metadata:
+          name: %1$s-decorator
+          labels: {metareactor.dev/hosted-by: %1$s}
+        spec:
+          resources:
+          - {apiVersion: %2$s, resource: %3$s}
+          hooks:
+            sync: {webhook: {url: "%5$s"}}
+        ---
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: MapController
+        metadata:
+          name: %1$s-map
+          labels: {metareactor.dev/hosted-by: %1$s}
+        spec:
+          parentResource: {apiVersion: %6$s, resource: %7$s}
+          inputResources:
+          - {apiVersion: v1, resource: configmaps}
+          outputResources:
+          - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
+          hooks:
+            map: {webhook: {url: "%8$s"}}
+        """.formatted(hostedBy, parents.apiVersion(), parents.plural(), hooks.url("/sync"), hooks.url("/decorate"),
+        mappers.apiVersion(), mappers.plural(), hooks.url("/map"));
+    cluster.kubectlWithInput(controllers, "apply", "-f", "-").orThrow();
+  }
+
+  /** The parents with {@code spec.value}, the inputs and the map parent. */
+  public void createObjects(String value) {
+    IntStream.range(0, parentCount).parallel().forEach(i -> parents.in(client)
+        .resource(parents.object(cluster.namespace(), parent(i), Map.of("value", value))).create());
+    IntStream.range(0, INPUTS).forEach(i -> client.configMaps().resource(new ConfigMapBuilder().withNewMetadata()
+        .withName(input(i)).withLabels(Map.of(INPUT_LABEL, "yes")).endMetadata().build()).create());
+    mappers.in(client).resource(mappers.object(cluster.namespace(), "mapper",
+        Map.of("selector", Map.of("matchLabels", Map.of(INPUT_LABEL, "yes"))))).create();
+  }
+
+  /** Sets every parent's {@code spec.value} (a merge patch without resourceVersion, as kubectl patch). */
+  void setValue(String value) {
+    IntStream.range(0, parentCount).parallel().forEach(i -> parents.in(client).withName(parent(i))
+        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\": {\"value\": \"" + value + "\"}}"));
+  }
+
+  /** The API group of the load's parents (for RBAC rules). */
+  public String parentGroup() {
+    return parents.group();
+  }
+
+  /** The API group of the map parent. */
+  public String mapperGroup() {
+    return mappers.group();
+  }
+
+  List<GenericKubernetesResource> parentList() {
+    return parents.in(client).inNamespace(cluster.namespace()).list().getItems();
+  }
+
+  static String parent(int i) {
+    return "load-" + i;
+  }
+
+  static String input(int i) {
+    return "input-" + i;
+  }
+
+  int totalSyncCalls() {
+    return syncCalls.values().stream().mapToInt(AtomicInteger::get).sum();
+  }
+
+  private JsonNode sync(JsonNode request) {
+    JsonNode parent = request.path("parent");
+    String name = parent.path("metadata").path("name").asString();
+    syncCalls.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
+    String value = parent.path("spec").path("value").asString("");
+    ObjectNode answer = KubeJson.nodes().objectNode();
+    answer.putObject("status").put("value", value);
+    ArrayNode children = answer.putArray("children");
+    for (int i = 0; i < CHILDREN; i++) {
+      ObjectNode child = children.addObject().put("apiVersion", "v1").put("kind", "ConfigMap");
+      child.putObject("metadata").put("name", name + "-" + i);
+      child.putObject("data").put("value", value);
+    }
+    return answer;
+  }
+
+  private static JsonNode decorate(JsonNode request) {
+    ObjectNode answer = KubeJson.nodes().objectNode();
+    answer.putObject("labels").put("decorated", request.path("object").path("spec").path("value").asString(""));
+    return answer;
+  }
+
+  private static JsonNode map(JsonNode request) {
+    ObjectNode answer = KubeJson.nodes().objectNode();
+    answer.putArray("outputs").addObject().put("apiVersion", "v1").put("kind", "ConfigMap")
+        .putObject("metadata").put("name", request.path("input").path("metadata").path("name").asString() + "-out");
+    return answer;
+  }
+
+  /** Stops serving the hooks and deletes the controllers. */
+  @Override
+  public void close() {
+    hooks.close();
+    cluster.kubectl("delete", "compositecontrollers,decoratorcontrollers,mapcontrollers", "-l",
+        "metareactor.dev/hosted-by=" + hostedBy, "--ignore-not-found");
+  }
+}
