@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.it.EngineProcess;
+import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import java.nio.file.Path;
@@ -20,8 +21,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Faults of the engine process itself, under the {@link FaultLoad}, each followed by the same {@link Invariants}:
- * SIGKILL in the middle of a convergence wave, and SIGTERM in the middle of an update wave. The engine runs as users
- * run it (the jar, in a process of its own).
+ * SIGKILL in the middle of a convergence wave, SIGTERM in the middle of an update wave, and malformed controller
+ * objects arriving while it runs. The engine runs as users run it (the jar, in a process of its own).
  */
 @LocalKubernetes
 class EngineFaultsIT {
@@ -130,6 +131,70 @@ class EngineFaultsIT {
       await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(() -> true);
       assertThat(invariants.writes(metricsPort)).as("writes by an engine started on a converged cluster")
           .isZero();
+    }
+  }
+
+  /**
+   * Controller objects the CRDs' schema accepts and the engine cannot host, applied while the load runs: each gets
+   * a Warning Event naming its problem, and the load's controllers keep converging (a whole update wave).
+   */
+  @Test
+  void malformedControllerObjectsGetAWarningEachAndTheOthersKeepConverging() {
+    load.createControllers();
+    load.createObjects("one");
+    ParentCrd plain = ParentCrd.named("Plain").withoutStatusSubresource().createIn(load.cluster);
+    String hook = load.hooks.url("/sync");
+    // The body of each one's spec, with its name.
+    Map<String, String> malformed = Map.of(
+        "no-hooks", ("parentResource: {apiVersion: %s, resource: %s}".formatted(load.parents.apiVersion(),
+            load.parents.plural())),
+        "bad-selector", (("parentResource: {apiVersion: %s, resource: %s, labelSelector: {matchExpressions:"
+            + " [{key: a, operator: Near}]}}%n  hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(
+                load.parents.apiVersion(), load.parents.plural(), hook)),
+        "no-resource", (("parentResource: {apiVersion: nowhere.example.com/v1, resource: nothings}%n"
+            + "  hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(hook)),
+        "no-status", (("parentResource: {apiVersion: %s, resource: %s}%n"
+            + "  hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(plain.apiVersion(), plain.plural(), hook)),
+        "path-only", (("parentResource: {apiVersion: %s, resource: %s}%n"
+            + "  hooks: {sync: {webhook: {path: /sync}}}").formatted(load.parents.apiVersion(), load.parents.plural())),
+        "negative-resync", (("parentResource: {apiVersion: %s, resource: %s}%n  resyncPeriodSeconds: -1%n"
+            + "  hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(load.parents.apiVersion(), load.parents.plural(),
+                hook)));
+    Map<String, String> expected = Map.of(
+        "no-hooks", "spec.hooks: no hooks defined",
+        "bad-selector", "spec.parentResource.labelSelector",
+        "no-resource", "can't find resource nothings in apiVersion nowhere.example.com/v1",
+        "no-status", "does not have subresource 'Status' enabled",
+        "path-only", "must specify either a full 'url', or both 'service' and 'path'",
+        "negative-resync", "spec.resyncPeriodSeconds: must be a non-negative integer");
+    try (EngineProcess engine = engine("engine")) {
+      awaitInvariants();
+      malformed.forEach((name, spec) -> load.cluster.kubectlWithInput("""
+          apiVersion: metacontroller.k8s.io/v1alpha1
+          kind: CompositeController
+          metadata:
+            name: %s-%s
+            labels: {metareactor.dev/hosted-by: %s}
+          spec:
+            %s
+          """.formatted(load.hostedBy, name, load.hostedBy, spec), "apply", "-f", "-").orThrow());
+      load.setValue("two");
+      Duration converged = awaitInvariants();
+      LOG.info("an update wave beside {} malformed controllers converged in {} ms", malformed.size(),
+          converged.toMillis());
+      expected.forEach((name, problem) -> await().atMost(CONVERGE).untilAsserted(() ->
+          assertThat(load.client.v1().events().inNamespace("default").list().getItems())
+              .as("Warning Events about CompositeController %s-%s", load.hostedBy, name)
+              .anySatisfy(event -> {
+                assertThat(event.getInvolvedObject().getName()).isEqualTo(load.hostedBy + "-" + name);
+                assertThat(event.getType()).isEqualTo("Warning");
+                assertThat(event.getMessage()).contains(problem);
+              })));
+      assertThat(engine.output()).as("each named in the log").contains(load.hostedBy + "-no-hooks",
+          load.hostedBy + "-no-resource");
+    } finally {
+      load.cluster.kubectl("delete", "compositecontrollers", "-l", "metareactor.dev/hosted-by=" + load.hostedBy,
+          "--ignore-not-found");
     }
   }
 }
