@@ -9,6 +9,7 @@ import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -49,14 +50,17 @@ class EngineFaultsIT {
     load.close();
   }
 
-  private EngineProcess engine(String name) {
+  /** Starts an engine; {@link #metricsPort} and {@link #healthPort} are its ports from now on. */
+  private EngineProcess engine(String name, String... flags) {
     metricsPort = EngineProcess.freePort();
     healthPort = EngineProcess.freePort();
-    return EngineProcess.start(dir.resolve(name + ".log"), "--kubeconfig=" + load.cluster.kubeconfig(),
+    List<String> all = new ArrayList<>(List.of("--kubeconfig=" + load.cluster.kubeconfig(),
         "--metrics-address=127.0.0.1:" + metricsPort, "--health-probe-bind-address=127.0.0.1:" + healthPort,
         "--target-label-selector=metareactor.dev/hosted-by=" + load.hostedBy, "--discovery-interval=1s",
         "--workers=16", "--client-go-qps=300", "--client-go-burst=600",
-        "--shutdown-timeout=" + SHUTDOWN_TIMEOUT.toSeconds() + "s");
+        "--shutdown-timeout=" + SHUTDOWN_TIMEOUT.toSeconds() + "s"));
+    all.addAll(List.of(flags));
+    return EngineProcess.start(dir.resolve(name + ".log"), all.toArray(String[]::new));
   }
 
   /** Waits until every invariant holds; fails with what was left if they do not within {@link #CONVERGE}. */
@@ -195,6 +199,50 @@ class EngineFaultsIT {
     } finally {
       load.cluster.kubectl("delete", "compositecontrollers", "-l", "metareactor.dev/hosted-by=" + load.hostedBy,
           "--ignore-not-found");
+    }
+  }
+
+  /**
+   * Two engines with {@code --leader-election} under load: only the lease holder writes (the standby's write
+   * counter stays at zero), and when the leader is killed in the middle of an update wave the standby takes the
+   * lease within its duration and finishes the wave.
+   */
+  @Test
+  void theStandbyTakesOverFromAKilledLeaderWithinTheLeaseAndNeverWritesBefore() throws Exception {
+    load.createControllers();
+    load.createObjects("one");
+    String[] election = {"--leader-election", "--leader-election-namespace=" + load.cluster.namespace(),
+        "--leader-election-id=" + load.hostedBy};
+    try (EngineProcess a = engine("a", election)) {
+      int aMetrics = metricsPort;
+      int aHealth = healthPort;
+      await().atMost(CONVERGE).until(() -> a.output().contains("Successfully acquired lease"));
+      try (EngineProcess b = engine("b", election)) {
+        int bMetrics = metricsPort;
+        int bHealth = healthPort;
+        // The standby is up (it serves its metrics) before the wave starts.
+        await().atMost(CONVERGE).ignoreExceptions().until(() -> invariants.writes(bMetrics) >= 0);
+        metricsPort = aMetrics;
+        healthPort = aHealth;
+        awaitInvariants();
+        load.setValue("two");
+        await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> load.parentList().stream()
+            .filter(parent -> "two".equals(((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status",
+                Map.of())).get("value"))).count() >= FaultLoad.PARENTS / 4);
+        assertThat(invariants.writes(bMetrics)).as("writes by the standby while the other holds the lease").isZero();
+        assertThat(b.output()).doesNotContain("Successfully acquired lease");
+
+        long killed = System.nanoTime();
+        a.close(); // SIGKILL: the lease is not released, it must expire
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+            .until(() -> b.output().contains("Successfully acquired lease"));
+        Duration takeover = Duration.ofNanos(System.nanoTime() - killed);
+        metricsPort = bMetrics;
+        healthPort = bHealth;
+        Duration finished = awaitInvariants();
+        LOG.info("the standby took the lease {} ms after the leader was killed and finished the wave {} ms later",
+            takeover.toMillis(), finished.toMillis());
+      }
     }
   }
 }
