@@ -245,4 +245,37 @@ class EngineFaultsIT {
       }
     }
   }
+
+  /**
+   * Another client keeps rewriting a field the hook owns on one child while an update wave runs: the engine puts it
+   * back after each change, one write per change it sees (no hot loop), and the other parents converge as usual.
+   */
+  @Test
+  void aConflictingWriterIsUndoneOncePerChangeWithoutStarvingOthers() throws Exception {
+    load.createControllers();
+    load.createObjects("one");
+    try (EngineProcess engine = engine("engine")) {
+      awaitInvariants();
+      double writesBefore = invariants.writes(metricsPort);
+      int drifts = 0;
+      long start = System.nanoTime();
+      load.setValue("two");
+      while (Duration.ofNanos(System.nanoTime() - start).compareTo(Duration.ofSeconds(20)) < 0) {
+        load.client.configMaps().withName("load-0-0").edit(configMap -> {
+          configMap.getData().put("value", "drift");
+          return configMap;
+        });
+        drifts++;
+        Thread.sleep(200);
+      }
+      Duration converged = awaitInvariants();
+      double writes = invariants.writes(metricsPort) - writesBefore;
+      // The wave: a status, a label and 3 children per parent at most; the drift: one write per change at most.
+      double wave = FaultLoad.PARENTS * (FaultLoad.CHILDREN + 2);
+      LOG.info("{} drifting writes in 20 s; the engine made {} writes (the wave needs about {}); converged {} ms after",
+          drifts, writes, wave, converged.toMillis());
+      assertThat(writes).as("the engine's writes: the wave's and at most one per drifting write").isLessThanOrEqualTo(
+          wave + drifts + FaultLoad.PARENTS);
+    }
+  }
 }
