@@ -7,6 +7,8 @@ import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -261,10 +263,9 @@ class EngineFaultsIT {
       long start = System.nanoTime();
       load.setValue("two");
       while (Duration.ofNanos(System.nanoTime() - start).compareTo(Duration.ofSeconds(20)) < 0) {
-        load.client.configMaps().withName("load-0-0").edit(configMap -> {
-          configMap.getData().put("value", "drift");
-          return configMap;
-        });
+        // A blind write (a merge patch without resourceVersion, as kubectl patch): it never conflicts, it just wins.
+        load.client.configMaps().withName("load-0-0").patch(PatchContext.of(PatchType.JSON_MERGE),
+            "{\"data\": {\"value\": \"drift\"}}");
         drifts++;
         Thread.sleep(200);
       }
