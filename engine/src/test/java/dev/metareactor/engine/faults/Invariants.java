@@ -138,14 +138,19 @@ public final class Invariants {
    * its controllers), from its metrics.
    */
   double writes(int metricsPort) throws Exception {
-    double writes = 0;
+    return writesByRequest(metricsPort).values().stream().mapToDouble(Double::doubleValue).sum();
+  }
+
+  /** {@link #writes} by the labels of its request counter (verb, resource, code), to say which writes they were. */
+  Map<String, Double> writesByRequest(int metricsPort) throws Exception {
+    Map<String, Double> writes = new HashMap<>();
     Pattern request = Pattern.compile("^metareactor_api_requests_total\\{([^}]*)} ([0-9.eE+-]+)$");
     for (String line : get(metricsPort, "/metrics").body().lines().toList()) {
       Matcher matcher = request.matcher(line);
       if (matcher.matches() && matcher.group(1).contains("code=\"2xx\"")
           && !matcher.group(1).contains("verb=\"get\"") && !matcher.group(1).contains("verb=\"list\"")
-          && !matcher.group(1).contains("resource=\"events\"")) {
-        writes += Double.parseDouble(matcher.group(2));
+          && !matcher.group(1).contains("resource=\"events\"") && Double.parseDouble(matcher.group(2)) > 0) {
+        writes.put(matcher.group(1), Double.parseDouble(matcher.group(2)));
       }
     }
     return writes;

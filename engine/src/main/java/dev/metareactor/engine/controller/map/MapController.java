@@ -9,6 +9,7 @@ import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
+import dev.metareactor.engine.host.HostedController.Phase;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
@@ -80,7 +81,7 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
         parent -> Objects.requireNonNull(status, "made before events are routed").changed(parent));
     status = new MapStatus(KIND + " " + name(), parents, inputResources,
         parent -> inputCounts(sync, parent, inputResources), outputs, context().api(),
-        context().scheduling().work(), context().scheduling().nanoTime());
+        context().scheduling().work(), context().scheduling().nanoTime(), () -> phase() == Phase.RUNNING);
     onStop(status::close);
     MapRouter router = new MapRouter(parents, sync::keysOf, sync::inputOf, this::enqueue, status::changed,
         status::forget);

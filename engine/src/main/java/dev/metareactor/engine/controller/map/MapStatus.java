@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -48,7 +49,9 @@ import tools.jackson.databind.node.ObjectNode;
  * ({@link WrittenStatus}, as for the other kinds). So a burst of
  * 1,000 map calls costs one status write, not 1,000; a long one (a converge of 15 s) one every {@link #AT_MOST}, so
  * the status still shows progress. A failed write is logged and counted again later; a parent that is gone is
- * forgotten.
+ * forgotten. Nothing is counted before the controller's caches have synced: the events of the informers' first
+ * lists say parents changed while those lists are still arriving, and a count then would write a partial status
+ * (a restarted engine rewriting a converged parent's status twice).
  */
 final class MapStatus implements AutoCloseable {
 
@@ -79,6 +82,7 @@ final class MapStatus implements AutoCloseable {
   private final ObjectApi api;
   private final Scheduler scheduler;
   private final LongSupplier nanoTime;
+  private final BooleanSupplier cachesSynced;
   private final Map<ParentKey, Pending> pending = new ConcurrentHashMap<>();
   private final WrittenStatus written = new WrittenStatus();
   private volatile boolean closed;
@@ -86,10 +90,12 @@ final class MapStatus implements AutoCloseable {
   /**
    * @param controller {@code MapController <name>}, for log lines
    * @param inputCounts how many inputs of each input resource a parent selects
+   * @param cachesSynced whether the parent, input and output caches have synced (counts wait until they have)
    */
   MapStatus(String controller, SyncedResource parents, List<ApiResource> inputs,
       Function<KubeObject, Map<ApiResource, Integer>> inputCounts,
-      List<ChildType> outputs, ObjectApi api, Scheduler scheduler, LongSupplier nanoTime) {
+      List<ChildType> outputs, ObjectApi api, Scheduler scheduler, LongSupplier nanoTime,
+      BooleanSupplier cachesSynced) {
     this.controller = Objects.requireNonNull(controller, "controller");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.inputs = List.copyOf(inputs);
@@ -98,6 +104,7 @@ final class MapStatus implements AutoCloseable {
     this.api = Objects.requireNonNull(api, "api");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+    this.cachesSynced = Objects.requireNonNull(cachesSynced, "cachesSynced");
   }
 
   /** Something the parent's status counts may have changed; any thread, never blocks. */
@@ -131,6 +138,10 @@ final class MapStatus implements AutoCloseable {
     pending.computeIfPresent(parent, (key, waiting) -> {
       long quietFor = now - waiting.last;
       long waitedFor = now - waiting.first;
+      if (!cachesSynced.getAsBoolean()) {
+        waiting.timer = scheduler.schedule(() -> due(key), QUIET.toNanos(), TimeUnit.NANOSECONDS);
+        return waiting;
+      }
       if (quietFor < QUIET.toNanos() && waitedFor < AT_MOST.toNanos()) {
         long delay = Math.min(QUIET.toNanos() - quietFor, AT_MOST.toNanos() - waitedFor);
         waiting.timer = scheduler.schedule(() -> due(key), delay, TimeUnit.NANOSECONDS);

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import reactor.core.scheduler.Scheduler;
@@ -103,10 +104,16 @@ final class MapFixture {
     return new MapRouter(parentType, kind::keysOf, kind::inputOf, enqueue, statusChanged, gone);
   }
 
-  /** The status writer, its timers on {@code scheduler} and its clock {@code nanoTime}. */
+  /** The status writer, its timers on {@code scheduler} and its clock {@code nanoTime}, its caches synced. */
   MapStatus status(Scheduler scheduler, LongSupplier nanoTime) {
+    return status(scheduler, nanoTime, () -> true);
+  }
+
+  /** The status writer, its caches synced when {@code cachesSynced} says so. */
+  MapStatus status(Scheduler scheduler, LongSupplier nanoTime, BooleanSupplier cachesSynced) {
     return new MapStatus("MapController snapshots", parentType, inputResources,
-        parent -> MapController.inputCounts(kind, parent, inputResources), outputTypes, api, scheduler, nanoTime);
+        parent -> MapController.inputCounts(kind, parent, inputResources), outputTypes, api, scheduler, nanoTime,
+        cachesSynced);
   }
 
   /** Caches {@code object} in {@code cache} and returns it. */

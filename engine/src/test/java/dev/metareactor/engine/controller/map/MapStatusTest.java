@@ -16,6 +16,7 @@ import dev.metareactor.engine.testing.RecordingApi;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.test.scheduler.VirtualTimeScheduler;
@@ -94,6 +95,27 @@ class MapStatusTest {
 
     assertThat(writtenAt).isEqualTo(MapStatus.AT_MOST.toMillis());
     assertThat(statusWrites()).as("the status did not change after its first write").hasSize(1);
+  }
+
+  @Test
+  void nothingIsCountedBeforeTheCachesHaveSyncedAndTheWholeCountIsWrittenOnceAfter() {
+    AtomicBoolean synced = new AtomicBoolean();
+    MapStatus listing = fixture.status(scheduler, () -> scheduler.now(TimeUnit.NANOSECONDS), synced::get);
+    try {
+      // The informers' first lists arriving: the parent changed, again and again, for longer than AT_MOST.
+      for (int i = 0; i < 10; i++) {
+        listing.changed(key);
+        scheduler.advanceTimeBy(MapStatus.AT_MOST);
+      }
+      assertThat(statusWrites()).as("while the caches list").isEmpty();
+
+      synced.set(true);
+      scheduler.advanceTimeBy(MapStatus.QUIET);
+      assertThat(statusWrites()).extracting(RecordingApi.Action::toString)
+          .containsExactly("patch-status schedules team/p");
+    } finally {
+      listing.close();
+    }
   }
 
   @Test
