@@ -67,6 +67,18 @@ public final class ApiException extends RuntimeException {
     return retryAfter;
   }
 
+  /**
+   * How long the server asked to wait before sending the request again, when {@code error} is an answer that may be
+   * retried (429 or 5xx) with a {@code Retry-After}; {@code null} for any other error.
+   */
+  public static @Nullable Duration retryAfterOf(Throwable error) {
+    if (!(error instanceof ApiException refused) || refused.code != 429 && refused.code < 500
+        || refused.retryAfter == null) {
+      return null;
+    }
+    return refused.retryAfter.isNegative() ? Duration.ZERO : refused.retryAfter;
+  }
+
   /** The code of {@code error} when it is an {@link ApiException}, else -1. */
   public static int codeOf(Throwable error) {
     return error instanceof ApiException api ? api.code : -1;

@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -22,12 +23,21 @@ import tools.jackson.databind.node.ObjectNode;
  * did.
  *
  * <p>Writes complete with the API server's answer ({@link Written}, parsed on demand), reads with the
- * {@link KubeObject}; a refused request fails with {@link ApiException} (with the HTTP code).
+ * {@link KubeObject}; a refused request fails with {@link ApiException} (with the HTTP code). As client-go's REST
+ * client does, an answer of 429 or 5xx that says when to come back ({@code Retry-After}: a server shedding load,
+ * or one that is starting and has not installed every path yet) is sent again after that delay, up to
+ * {@value #MAX_RETRIES} times, each attempt counted and rate limited like any request; the sync that made it never
+ * sees the answer unless the last attempt gets it too.
  */
 public final class ApiWriter implements ObjectApi {
 
   /** The request counter's name (Prometheus: {@code metareactor_api_requests_total}). */
   public static final String REQUESTS_METRIC = "metareactor.api.requests";
+
+  /** How many times a request answered with {@code Retry-After} is sent again (client-go's default). */
+  static final int MAX_RETRIES = 10;
+  /** The longest wait a {@code Retry-After} gets (a longer one is cut to this). */
+  static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(10);
 
   private final KubeApi api;
   private final TokenBucket rate;
@@ -126,7 +136,17 @@ public final class ApiWriter implements ObjectApi {
           .doOnSuccess(result -> counter(verb, resource, "2xx").increment())
           .doOnError(error -> counter(verb, resource, codeOf(error)).increment());
       return wait.isZero() ? counted : Mono.delay(wait).then(counted);
-    });
+    }).retryWhen(Retry.from(failures -> failures.concatMap(failure -> {
+      Duration after = retryAfter(failure.failure());
+      return after != null && failure.totalRetries() < MAX_RETRIES ? Mono.delay(after)
+          : Mono.error(failure.failure());
+    })));
+  }
+
+  /** When to send a request again that failed with {@code error}, or {@code null} not to. */
+  private static @Nullable Duration retryAfter(Throwable error) {
+    Duration after = ApiException.retryAfterOf(error);
+    return after == null || after.compareTo(MAX_RETRY_AFTER) <= 0 ? after : MAX_RETRY_AFTER;
   }
 
   private Counter counter(String verb, ApiResource resource, String code) {

@@ -1,12 +1,106 @@
 package dev.metareactor.engine.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.metareactor.engine.config.RateLimit;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
 import tools.jackson.databind.node.ObjectNode;
 
 class ApiWriterTest {
+
+  private static final ApiResource CONFIG_MAPS = new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
+
+  /**
+   * A stand-in API server answering every PATCH from {@code answers} in turn (code, and Retry-After when not
+   * null), then 200; the PATCHes it received are counted.
+   */
+  private static final class Answering implements AutoCloseable {
+    final AtomicInteger patches = new AtomicInteger();
+    final DisposableServer server;
+    final KubeApi api;
+
+    Answering(List<int[]> answers) throws Exception {
+      server = HttpServer.create().host("127.0.0.1").port(0)
+          .route(routes -> routes.route(request -> request.method().name().equals("PATCH"), (request, response) -> {
+            int n = patches.getAndIncrement();
+            if (n < answers.size()) {
+              int[] answer = answers.get(n);
+              if (answer[1] >= 0) {
+                response.header("Retry-After", Integer.toString(answer[1]));
+              }
+              return response.status(answer[0]).sendString(Mono.just("{\"kind\":\"Status\",\"message\":\"busy\"}"));
+            }
+            return response.status(200).sendString(Mono.just("{\"kind\":\"ConfigMap\"}"));
+          }))
+          .bindNow();
+      Path kubeconfig = Files.createTempFile("api-writer", ".kubeconfig");
+      kubeconfig.toFile().deleteOnExit();
+      Files.writeString(kubeconfig, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+          + "clusters:\n- name: fake\n  cluster: {server: 'http://127.0.0.1:" + server.port() + "'}\n"
+          + "users:\n- name: fake\n  user: {}\ncontexts:\n- name: fake\n  context: {cluster: fake, user: fake}\n");
+      api = new KubeApi(KubeConfig.load(kubeconfig.toString()), 2);
+    }
+
+    Mono<ObjectApi.Written> patch(MeterRegistry meters) {
+      return new ApiWriter(api, new RateLimit(1000, 1000), meters).patch(CONFIG_MAPS, "ns", "a",
+          ObjectApi.PatchType.MERGE, KubeJson.nodes().objectNode());
+    }
+
+    @Override
+    public void close() {
+      api.close();
+      server.disposeNow();
+    }
+  }
+
+  @Test
+  void anAnswerWithRetryAfterIsTriedAgainAfterItEachAttemptCounted() throws Exception {
+    try (Answering server = new Answering(List.of(new int[] {503, 0}, new int[] {429, 1}))) {
+      SimpleMeterRegistry meters = new SimpleMeterRegistry();
+      long start = System.nanoTime();
+      server.patch(meters).block(Duration.ofSeconds(10));
+
+      assertThat(server.patches).hasValue(3);
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).as("Retry-After: 1 honoured")
+          .isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+      assertThat(meters.get(ApiWriter.REQUESTS_METRIC).tag("code", "503").counter().count()).isEqualTo(1);
+      assertThat(meters.get(ApiWriter.REQUESTS_METRIC).tag("code", "429").counter().count()).isEqualTo(1);
+      assertThat(meters.get(ApiWriter.REQUESTS_METRIC).tag("code", "2xx").counter().count()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anErrorWithoutRetryAfterOrA4xxFailsAtOnceAndRetriesStopAfterTen() throws Exception {
+    try (Answering server = new Answering(List.of(new int[] {500, -1}))) {
+      assertThatThrownBy(() -> server.patch(new SimpleMeterRegistry()).block(Duration.ofSeconds(10)))
+          .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo(500));
+      assertThat(server.patches).hasValue(1);
+    }
+    try (Answering server = new Answering(List.of(new int[] {409, 0}))) {
+      assertThatThrownBy(() -> server.patch(new SimpleMeterRegistry()).block(Duration.ofSeconds(10)))
+          .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo(409));
+      assertThat(server.patches).hasValue(1);
+    }
+    List<int[]> busy = java.util.stream.IntStream.range(0, 20).mapToObj(i -> new int[] {503, 0}).toList();
+    try (Answering server = new Answering(busy)) {
+      assertThatThrownBy(() -> server.patch(new SimpleMeterRegistry()).block(Duration.ofSeconds(10)))
+          .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo(503));
+      assertThat(server.patches).hasValue(ApiWriter.MAX_RETRIES + 1);
+    }
+  }
 
   @Test
   void bodyWritesNumbersAsGoDoes() {
