@@ -6,6 +6,7 @@ import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import java.net.ConnectException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -17,6 +18,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +59,12 @@ final class Informer {
   private static final int PAGE = 500;
   private static final Duration MIN_BACKOFF = Duration.ofSeconds(1);
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+  /**
+   * The longest backoff while the server refuses connections (it is down or restarting): a refused connection costs
+   * the server nothing, and with the 30 s of a server that answers errors, caches would follow a restarted server
+   * up to 30 s late.
+   */
+  private static final Duration MAX_BACKOFF_UNREACHABLE = Duration.ofSeconds(4);
   /** A watch lasts 5 to 10 minutes before the server ends it, as client-go asks (spreads the reconnects). */
   private static final int MIN_WATCH_SECONDS = 300;
   /** No line for this long (bookmarks included) means the connection died without closing: watch again. */
@@ -117,6 +125,15 @@ final class Informer {
    */
   private boolean listFromCache = true;
   private int failures;
+  /** {@link #failingSince} while the cache follows the server. */
+  private static final long FOLLOWING = Long.MIN_VALUE;
+  /**
+   * When (nanoTime) a list or watch last failed with no list or accepted watch since, or {@link #FOLLOWING}: how
+   * long the cache may have been missing changes.
+   */
+  private volatile long failingSince = FOLLOWING;
+  /** Watches the server ended with 410 Gone, each followed by a relist. */
+  private final AtomicLong expired = new AtomicLong();
 
   private volatile boolean synced;
   private volatile boolean stopped;
@@ -178,6 +195,25 @@ final class Informer {
     return synced;
   }
 
+  /**
+   * For how long the cache has not been following the server (its lists and watches failing), in nanoseconds at
+   * {@code now} ({@link System#nanoTime}); 0 while it follows.
+   */
+  long notFollowingFor(long now) {
+    long since = failingSince;
+    return since == FOLLOWING ? 0 : Math.max(1, now - since);
+  }
+
+  /** How many objects the cache holds now. */
+  int size() {
+    return store.size();
+  }
+
+  /** How many times a resourceVersion the server no longer had (410 Gone) made the informer relist. */
+  long expired() {
+    return expired.get();
+  }
+
   @Nullable KubeObject get(String namespace, String name) {
     return store.get(key(resource.namespaced() ? namespace : "", name));
   }
@@ -214,7 +250,8 @@ final class Informer {
 
   private Mono<Void> cycle() {
     Mono<Void> list = needList ? listAll() : Mono.empty();
-    return list.thenMany(Flux.defer(() -> api.watch(watchPath(), content.watchAccept)).timeout(WATCH_IDLE))
+    return list.thenMany(Flux.defer(() -> api.watch(watchPath(), content.watchAccept, this::following))
+            .timeout(WATCH_IDLE))
         .publishOn(serial, 256)
         .doOnNext(this::onLine)
         .then();
@@ -287,6 +324,7 @@ final class Informer {
       }
     }
     resourceVersion = listVersion;
+    following();
     needList = false;
     listFromCache = true;
     failures = 0;
@@ -294,6 +332,11 @@ final class Informer {
       LOG.debug("informer of {} synced: {} objects", description, store.size());
     }
     synced = true;
+  }
+
+  /** A list arrived or the server accepted a watch: the cache follows the server again. */
+  private void following() {
+    failingSince = FOLLOWING;
   }
 
   /** One watch event: {@code {"type": ..., "object": {...}}}, read without building a tree of the object. */
@@ -357,15 +400,26 @@ final class Informer {
     if (stopped) {
       return Mono.empty();
     }
+    if (failingSince == FOLLOWING) {
+      failingSince = System.nanoTime();
+    }
     if (ApiException.codeOf(error) == 410) {
-      LOG.debug("informer of {}: resourceVersion {} is too old; relisting", description, resourceVersion);
+      LOG.info("informer of {}: resourceVersion {} is gone from the server; relisting", description,
+          resourceVersion);
+      expired.incrementAndGet();
       needList = true;
       listFromCache = false;
       return Mono.empty();
     }
     failures++;
-    long base = Math.min(MAX_BACKOFF.toMillis(), MIN_BACKOFF.toMillis() << Math.min(failures - 1, 10));
+    Duration max = refused(error) ? MAX_BACKOFF_UNREACHABLE : MAX_BACKOFF;
+    long base = Math.min(max.toMillis(), MIN_BACKOFF.toMillis() << Math.min(failures - 1, 10));
     long delay = base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
+    Duration retryAfter = ApiException.retryAfterOf(error);
+    if (retryAfter != null) {
+      // A server starting up or shedding load says when to come back ("storage is (re)initializing").
+      delay = Math.min(Math.max(retryAfter.toMillis(), MIN_BACKOFF.toMillis() / 2), MAX_BACKOFF.toMillis());
+    }
     String message = error.getMessage() == null ? error.getClass().getSimpleName() : error.getMessage();
     if (failures == 1 || failures % 10 == 0) {
       LOG.warn("informer for {} failed, retrying: {}", description, message);
@@ -373,6 +427,16 @@ final class Informer {
       LOG.debug("informer for {} failed again ({}), retrying in {} ms: {}", description, failures, delay, message);
     }
     return Mono.delay(Duration.ofMillis(delay)).publishOn(serial).then();
+  }
+
+  /** Whether {@code error} is a connection the server refused. */
+  private static boolean refused(Throwable error) {
+    for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+      if (cause instanceof ConnectException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // ---- the cache (on the serial worker)

@@ -3,9 +3,15 @@ package dev.metareactor.engine.informer;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeObject;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -27,6 +33,11 @@ import reactor.core.scheduler.Scheduler;
  * <p>Every informer watches all namespaces, replays its cache to its handlers every {@code resync} (the
  * {@code --cache-flush-interval}), and keeps the {@link InformerIndexes}. A failing list or watch (a resource
  * that went away, missing RBAC) is logged and retried by the informer; it never throws into the caller.
+ *
+ * <p>Each informer of a whole resource is measured while it runs: {@code metareactor_informer_objects} (the objects
+ * its cache holds: what the engine's memory grows with) and {@code metareactor_informer_expired_watches_total} (watches
+ * the API server ended with 410 Gone, each followed by a relist), tagged with the resource and {@code content}
+ * ({@code objects}, or {@code metadata} for a metadata-only informer).
  */
 public final class SharedInformers implements Informers, AutoCloseable {
 
@@ -35,6 +46,7 @@ public final class SharedInformers implements Informers, AutoCloseable {
   private final KubeApi api;
   private final Duration resync;
   private final Scheduler scheduler;
+  private final MeterRegistry meters;
   private final Map<Target, Shared> informers = new HashMap<>();
 
   /** What one informer watches: a whole resource ({@code name == null}) or one object of it. */
@@ -47,11 +59,13 @@ public final class SharedInformers implements Informers, AutoCloseable {
 
   /**
    * @param scheduler where each informer takes the worker its changes and events run on
+   * @param meters where each informer's meters are registered while it runs
    */
-  public SharedInformers(KubeApi api, Duration resync, Scheduler scheduler) {
+  public SharedInformers(KubeApi api, Duration resync, Scheduler scheduler, MeterRegistry meters) {
     this.api = Objects.requireNonNull(api, "api");
     this.resync = Objects.requireNonNull(resync, "resync");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.meters = Objects.requireNonNull(meters, "meters");
   }
 
   /** A lease on the informer of {@code resource}, starting it if nobody holds one yet. */
@@ -90,6 +104,18 @@ public final class SharedInformers implements Informers, AutoCloseable {
     return new Lease(shared);
   }
 
+  /**
+   * The informers (by what they watch) whose lists and watches have been failing for longer than {@code limit}:
+   * caches that may be missing changes (the API server is down or unreachable). Empty when all follow it.
+   */
+  public synchronized List<String> notFollowingFor(Duration limit) {
+    long now = System.nanoTime();
+    return informers.values().stream()
+        .filter(shared -> shared.informer.notFollowingFor(now) > limit.toNanos())
+        .map(shared -> shared.target.toString())
+        .toList();
+  }
+
   /** How many informers run now (for tests and metrics). */
   public synchronized int running() {
     return informers.size();
@@ -101,20 +127,36 @@ public final class SharedInformers implements Informers, AutoCloseable {
         indexed ? InformerIndexes.all() : Map.of(), target.content(), scheduler);
     informer.start();
     LOG.debug("started informer for {}", target);
-    return new Shared(target, informer);
+    List<Meter> measured = target.name() != null ? List.of() : measure(target, informer);
+    return new Shared(target, informer, measured);
+  }
+
+  private List<Meter> measure(Target target, Informer informer) {
+    Tags tags = Tags.of("resource", target.resource().toString(),
+        "content", target.content().name().toLowerCase(Locale.ROOT));
+    return List.of(
+        Gauge.builder("metareactor.informer.objects", informer, Informer::size).tags(tags)
+            .description("Objects in the informer's cache").register(meters),
+        FunctionCounter.builder("metareactor.informer.expired.watches", informer, Informer::expired).tags(tags)
+            .description("Watches the API server ended with 410 Gone, each followed by a relist").register(meters));
   }
 
   private synchronized void release(Shared shared) {
     if (--shared.holders == 0) {
       informers.remove(shared.target);
-      shared.informer.stop();
+      stop(shared);
       LOG.debug("stopped informer for {}", shared.target);
     }
   }
 
+  private void stop(Shared shared) {
+    shared.informer.stop();
+    shared.meters.forEach(meters::remove);
+  }
+
   @Override
   public synchronized void close() {
-    informers.values().forEach(shared -> shared.informer.stop());
+    informers.values().forEach(this::stop);
     informers.clear();
   }
 
@@ -122,12 +164,14 @@ public final class SharedInformers implements Informers, AutoCloseable {
     final Target target;
     final ApiResource resource;
     final Informer informer;
+    final List<Meter> meters;
     int holders;
 
-    Shared(Target target, Informer informer) {
+    Shared(Target target, Informer informer, List<Meter> meters) {
       this.target = target;
       this.resource = target.resource();
       this.informer = informer;
+      this.meters = meters;
     }
   }
 

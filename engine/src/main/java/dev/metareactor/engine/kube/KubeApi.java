@@ -144,22 +144,32 @@ public final class KubeApi implements AutoCloseable {
 
   /** A watch asking for {@code accept} (metadata only, say). */
   public Flux<byte[]> watch(String path, String accept) {
+    return watch(path, accept, () -> { });
+  }
+
+  /**
+   * A watch asking for {@code accept}; {@code accepted} runs once the server has accepted it (answered 200), before
+   * any line: a quiet resource's watch may carry no line for minutes, and a caller may need to know it is connected.
+   */
+  public Flux<byte[]> watch(String path, String accept, Runnable accepted) {
     return Flux.defer(() -> {
       String authorization = config.authorization();
       HttpClient client = authorization == null ? watches
           : watches.headers(headers -> headers.set(HttpHeaderNames.AUTHORIZATION, authorization));
       return client.headers(headers -> headers.set(HttpHeaderNames.ACCEPT, accept)).get().uri(path)
-          .response((response, content) -> lines(path, response, content));
+          .response((response, content) -> lines(path, response, content, accepted));
     });
   }
 
-  private static Flux<byte[]> lines(String path, HttpClientResponse response, ByteBufFlux content) {
+  private static Flux<byte[]> lines(String path, HttpClientResponse response, ByteBufFlux content,
+      Runnable accepted) {
     int code = response.status().code();
     if (code != 200) {
       return content.aggregate().asByteArray().defaultIfEmpty(EMPTY)
           .flatMapMany(body -> Flux.error(ApiException.of("GET", path, code, body,
               response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER))));
     }
+    accepted.run();
     JsonLines lines = new JsonLines(MAX_LINE);
     return content.asByteArray().concatMapIterable(lines::feed)
         .concatWith(Mono.fromSupplier(lines::rest))

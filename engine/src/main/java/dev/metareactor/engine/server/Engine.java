@@ -54,7 +54,8 @@ import reactor.core.publisher.Flux;
  * {@code /healthz}, {@code /readyz}) and one {@link ControllerHost} per kind of controller object.
  *
  * <p>{@link #start} returns once the management server is bound and hosting has begun; readiness
- * ({@link #isReady()}, {@code /readyz}) follows when discovery and every hosted controller's informers have synced.
+ * ({@link #isReady()}, {@code /readyz}) follows when discovery and every hosted controller's informers have synced,
+ * and goes while an informer has not been able to follow the API server for {@link #STALE_CACHE}.
  * {@link #close()} shuts down gracefully: {@code /readyz} turns 503, hosted controllers stop routing and drain
  * their in-flight syncs for at most {@code --shutdown-timeout}, the lease (if any) is released, and everything
  * else is closed.
@@ -63,6 +64,12 @@ public final class Engine implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   private static final Duration MANAGEMENT_GRACE = Duration.ofSeconds(5);
+  /**
+   * How long an informer's lists and watches may fail before the engine stops calling itself ready: longer than a
+   * watch reconnect or an API server's rolling restart takes, short enough that a probe sees an engine whose caches
+   * fell behind (an API server down or unreachable).
+   */
+  static final Duration STALE_CACHE = Duration.ofSeconds(10);
   private static final ApiResource CRDS = new ApiResource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
       "CustomResourceDefinition", false, Set.of());
   private static final ApiResource API_SERVICES = new ApiResource("apiregistration.k8s.io", "v1", "apiservices",
@@ -71,6 +78,7 @@ public final class Engine implements AutoCloseable {
   private final EngineOptions options;
   private final PrometheusMeterRegistry meters;
   private final Discovery discovery;
+  private final SharedInformers informers;
   private final List<ControllerHost> hosts;
   private final Optional<LeaderElection> leaderElection;
   private final ManagementServer management;
@@ -91,7 +99,7 @@ public final class Engine implements AutoCloseable {
     Scheduling scheduling = Scheduling.production();
     this.discovery = new Discovery(kube, options.discoveryInterval(), scheduling.work());
     resources.push(discovery);
-    SharedInformers informers = new SharedInformers(kube, options.cacheFlushInterval(), scheduling.work());
+    this.informers = new SharedInformers(kube, options.cacheFlushInterval(), scheduling.work(), meters);
     resources.push(informers);
     ApiWriter api = new ApiWriter(kube, options.apiRate(), meters);
     HookClient hookClient = HookClient.create(HookClientOptions.DEFAULTS, meters);
@@ -167,10 +175,12 @@ public final class Engine implements AutoCloseable {
   /**
    * Ready when discovery has synced and, if this replica hosts controllers (it holds the lease, or leader
    * election is off), every host has handled its controller objects and every runnable controller's informers
-   * have synced. A standby replica is ready: it is healthy and waiting for the lease. Cheap and non-blocking.
+   * have synced. A standby replica is ready: it is healthy and waiting for the lease. Not ready either while an
+   * informer's lists and watches have been failing for longer than {@link #STALE_CACHE}: its cache may be missing
+   * changes. Cheap and non-blocking.
    */
   public boolean isReady() {
-    if (closing || !discovery.hasSynced()) {
+    if (closing || !discovery.hasSynced() || !informers.notFollowingFor(STALE_CACHE).isEmpty()) {
       return false;
     }
     if (!leading) {

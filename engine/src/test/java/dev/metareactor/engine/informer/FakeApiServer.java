@@ -26,14 +26,21 @@ import reactor.netty.http.server.HttpServerResponse;
  */
 final class FakeApiServer implements AutoCloseable {
 
-  /** One watch: the lines it sends, and whether the server then ends it or keeps it open. */
-  record Watch(List<String> lines, boolean end, Sinks.Many<String> more) {
+  /**
+   * One watch: the lines it sends, and whether the server then ends it or keeps it open; or, when {@code refused}
+   * is not 0, that HTTP status instead (with {@code Retry-After: retryAfter} when it is not negative).
+   */
+  record Watch(List<String> lines, boolean end, Sinks.Many<String> more, int refused, int retryAfter) {
     static Watch ending(String... lines) {
-      return new Watch(List.of(lines), true, null);
+      return new Watch(List.of(lines), true, null, 0, -1);
     }
 
     static Watch open(Sinks.Many<String> more, String... lines) {
-      return new Watch(List.of(lines), false, more);
+      return new Watch(List.of(lines), false, more, 0, -1);
+    }
+
+    static Watch refused(int code, int retryAfterSeconds) {
+      return new Watch(List.of(), true, null, code, retryAfterSeconds);
     }
   }
 
@@ -43,6 +50,8 @@ final class FakeApiServer implements AutoCloseable {
   private final Map<String, java.util.Deque<String>> pages = new ConcurrentHashMap<>();
   private final BlockingQueue<Watch> watches = new LinkedBlockingQueue<>();
   final List<Map<String, List<String>>> requests = new CopyOnWriteArrayList<>();
+  /** When each of {@link #requests} came ({@link System#nanoTime}). */
+  final List<Long> requestTimes = new CopyOnWriteArrayList<>();
 
   FakeApiServer(String path) {
     server = HttpServer.create().host("127.0.0.1").port(0)
@@ -75,11 +84,19 @@ final class FakeApiServer implements AutoCloseable {
 
   private org.reactivestreams.Publisher<Void> answer(HttpServerRequest request, HttpServerResponse response) {
     Map<String, List<String>> query = new QueryStringDecoder(request.uri()).parameters();
+    requestTimes.add(System.nanoTime());
     requests.add(query);
     if (query.containsKey("watch")) {
       Watch watch = watches.poll();
       if (watch == null) {
         return response.status(HttpResponseStatus.OK).sendString(Flux.never());
+      }
+      if (watch.refused() != 0) {
+        if (watch.retryAfter() >= 0) {
+          response.header("Retry-After", Integer.toString(watch.retryAfter()));
+        }
+        return response.status(watch.refused()).sendString(Mono.just("{\"kind\":\"Status\",\"code\":"
+            + watch.refused() + ",\"message\":\"storage is (re)initializing\"}"));
       }
       Flux<String> lines = Flux.fromIterable(watch.lines()).map(line -> line + "\n");
       if (!watch.end()) {

@@ -120,6 +120,27 @@ class InformerTest {
     assertThat(watchVersions()).startsWith("10", "30");
     assertThat(events.subList(2, events.size())).containsExactlyInAnyOrder("ADDED c@25", "DELETED b@2");
     assertThat(informer.list()).extracting(KubeObject::name).containsExactlyInAnyOrder("a", "c");
+    assertThat(informer.expired()).isEqualTo(1);
+  }
+
+  @Test
+  void aRefusedWatchWithRetryAfterIsTriedAgainAfterItAndTheCacheIsNotFollowingMeanwhile() {
+    server.page("", list("10", "", item("a", "1", "")));
+    // Longer than the first backoff (0.5-1 s) would wait.
+    server.watch(FakeApiServer.Watch.refused(429, 2));
+    Sinks.Many<String> more = Sinks.many().unicast().onBackpressureBuffer();
+    server.watch(FakeApiServer.Watch.open(more));
+    informer().start();
+
+    await().atMost(WAIT).until(() -> watchVersions().size() >= 1);
+    await().atMost(WAIT).until(() -> informer.notFollowingFor(System.nanoTime()) > 0);
+    await().atMost(WAIT).until(() -> watchVersions().size() >= 2);
+    List<Long> watchedAt = java.util.stream.IntStream.range(0, server.requests.size())
+        .filter(i -> server.requests.get(i).containsKey("watch")).mapToObj(server.requestTimes::get).toList();
+    assertThat(Duration.ofNanos(watchedAt.get(1) - watchedAt.get(0))).as("Retry-After: 2 honoured")
+        .isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+    await().atMost(WAIT).until(() -> informer.notFollowingFor(System.nanoTime()) == 0);
+    assertThat(lists()).isEqualTo(1);
   }
 
   @Test

@@ -84,7 +84,8 @@ class KubeLayerIT {
         .addNewOwnerReference().withApiVersion("v1").withKind("ConfigMap").withName("owner")
         .withUid(owner.getMetadata().getUid()).withController(true).endOwnerReference().endMetadata().build()).create();
 
-    try (SharedInformers informers = new SharedInformers(api, Duration.ofMinutes(30), Schedulers.parallel())) {
+    try (SharedInformers informers = new SharedInformers(api, Duration.ofMinutes(30), Schedulers.parallel(),
+        new SimpleMeterRegistry())) {
       InformerLease first = informers.acquire(CONFIG_MAPS);
       InformerLease second = informers.acquire(CONFIG_MAPS);
       assertThat(informers.running()).isEqualTo(1);
@@ -135,7 +136,8 @@ class KubeLayerIT {
     String ns = cluster.namespace();
     client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("other").endMetadata().build())
         .create();
-    try (SharedInformers informers = new SharedInformers(api, Duration.ofMinutes(30), Schedulers.parallel())) {
+    try (SharedInformers informers = new SharedInformers(api, Duration.ofMinutes(30), Schedulers.parallel(),
+        new SimpleMeterRegistry())) {
       InformerLease one = informers.acquireOne(CONFIG_MAPS, ns, "mine");
       await().atMost(Duration.ofSeconds(30)).until(one::hasSynced);
       assertThat(one.get(ns, "mine")).isEmpty();
