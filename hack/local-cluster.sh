@@ -5,12 +5,25 @@
 # hack/build-k8s.sh. No kubelet, no scheduler: Pods are stored, never run.
 #
 # Usage: hack/local-cluster.sh up|down|env|status
+#        hack/local-cluster.sh restart|pause|resume COMPONENT
+#        hack/local-cluster.sh compact
 #   up      start (building the binaries first if they are missing); prints
 #           the export lines on stdout, progress on stderr, so
 #           `eval "$(hack/local-cluster.sh up)"` works. Reuses a running one.
 #   down    stop exactly the processes `up` started and remove the state.
 #   env     print the export lines of the running cluster.
 #   status  say whether it runs and where; exits 1 if it does not.
+#   restart stop one component (etcd, kube-apiserver, kube-controller-manager)
+#           and start it again with the same flags and port, waiting until it
+#           is healthy; with --down-for=SECONDS, it stays stopped that long;
+#           with --kill, it is stopped with SIGKILL (a crash) instead of
+#           SIGTERM (kube-apiserver's graceful stop can take 15 s and more).
+#           For fault tests: clients see the connection drop and come back.
+#   pause / resume
+#           SIGSTOP / SIGCONT one component: etcd paused makes every write
+#           (and consistent read) hang until it resumes.
+#   compact compact etcd's history up to its current revision, so a watch
+#           resumed from an older resourceVersion gets 410 Gone.
 #
 # Environment:
 #   METAREACTOR_STATE          state dir (default ${XDG_RUNTIME_DIR:-/tmp}/metareactor-cluster)
@@ -244,6 +257,9 @@ start_component() { # NAME BINARY ARGS...
   # that ran `up` does not reach it. All fds go to the log; fd 9 (our lock)
   # and the caller's pipes are not inherited, so whoever reads our stdout
   # sees EOF when this script exits.
+  # The command line, NUL-separated, for `restart`.
+  mkdir -p "$STATE_DIR/cmdlines"
+  printf '%s\0' "$exe" "$@" > "$STATE_DIR/cmdlines/$c"
   setsid "$exe" "$@" </dev/null >>"$STATE_DIR/logs/$c.log" 2>&1 9>&- &
   local pid=$! i
   echo "$pid $exe" > "$(pid_file "$c")"
@@ -546,6 +562,95 @@ cmd_status() {
   echo "  logs                     $STATE_DIR/logs"
 }
 
+# The ports and binaries of the running cluster, for the commands that act on one component.
+load_running() {
+  running || die "not running (state $STATE_DIR); run: hack/local-cluster.sh up"
+  BIN_DIR=$STATE_DIR/bin
+  ETCD_PORT=$(awk '$1 == "etcd" { sub(/.*:/, "", $2); print $2 }' "$STATE_DIR/endpoints")
+  API_PORT=$(awk '$1 == "kube-apiserver" { sub(/.*:/, "", $2); print $2 }' "$STATE_DIR/endpoints")
+  KCM_PORT=$(awk '$1 == "kube-controller-manager" { sub(/.*:/, "", $2); print $2 }' "$STATE_DIR/endpoints")
+}
+
+component_arg() { # NAME: dies unless it is one of the components
+  local c
+  for c in "${COMPONENTS[@]}"; do [[ $c == "${1:-}" ]] && return 0; done
+  die "unknown component '${1:-}' (one of: ${COMPONENTS[*]})"
+}
+
+wait_healthy() { # COMPONENT
+  case $1 in
+    etcd) wait_until etcd "etcd /health on 127.0.0.1:$ETCD_PORT" http_ok 127.0.0.1 "$ETCD_PORT" /health ;;
+    kube-apiserver) wait_until kube-apiserver "kube-apiserver /readyz on https://127.0.0.1:$API_PORT" \
+      kubectl_admin get --raw=/readyz ;;
+    kube-controller-manager) wait_until kube-controller-manager \
+      "kube-controller-manager /healthz on https://127.0.0.1:$KCM_PORT" kcm_healthy ;;
+  esac
+}
+
+cmd_restart() { # COMPONENT [--down-for=SECONDS] [--kill]
+  local c=${1:-} down_for=0 kill=false t0=$SECONDS arg pid i
+  component_arg "$c"
+  for arg in "${@:2}"; do
+    case $arg in
+      --down-for=*) down_for=${arg#--down-for=}; [[ $down_for =~ ^[0-9]+$ ]] || die "bad $arg" ;;
+      --kill) kill=true ;;
+      *) die "unknown option $arg for restart" ;;
+    esac
+  done
+  take_lock
+  load_running
+  local -a cmdline
+  mapfile -d '' cmdline < "$STATE_DIR/cmdlines/$c"
+  if $kill; then
+    pid=$(live_pid "$c")
+    log "killing $c (pid $pid)"
+    kill -KILL "$pid"
+    for (( i = 0; i < 100; i++ )); do live_pid "$c" >/dev/null || break; sleep 0.05; done
+    rm -f "$(pid_file "$c")"
+  fi
+  stop_component "$c"
+  (( down_for > 0 )) && { log "$c stays down for ${down_for}s"; sleep "$down_for"; }
+  start_component "$c" "${cmdline[@]}"
+  wait_healthy "$c"
+  log "restarted $c in $(( SECONDS - t0 ))s"
+}
+
+cmd_signal() { # SIGNAL COMPONENT
+  local signal=$1 c=${2:-} pid
+  component_arg "$c"
+  take_lock
+  load_running
+  pid=$(live_pid "$c") || die "$c is not running"
+  kill -"$signal" "$pid"
+  log "sent SIG$signal to $c (pid $pid)"
+}
+
+# POSTs JSON to etcd's gRPC gateway (plain HTTP on its client port) and prints the answer's body.
+etcd_post() { # PATH JSON
+  local line body=""
+  exec 3<>"/dev/tcp/127.0.0.1/$ETCD_PORT" || die "cannot connect to etcd on 127.0.0.1:$ETCD_PORT"
+  printf 'POST %s HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
+    "$1" "${#2}" "$2" >&3
+  IFS= read -r -t 10 line <&3 || die "etcd did not answer $1"
+  [[ $line == HTTP/1.?\ 200* ]] || die "etcd answered $1 with: $line"
+  while IFS= read -r -t 10 line <&3 && [[ $line != $'\r' && -n $line ]]; do :; done
+  IFS= read -r -d '' -t 10 body <&3 || true
+  exec 3<&-
+  printf '%s' "$body"
+}
+
+cmd_compact() {
+  local answer revision
+  take_lock
+  load_running
+  # The range of one key answers with the header, which holds the store's current revision.
+  answer=$(etcd_post /v3/kv/range '{"key":"Lw==","limit":1,"keys_only":true}')
+  [[ $answer =~ \"revision\":\"([0-9]+)\" ]] || die "no revision in etcd's answer: $answer"
+  revision=${BASH_REMATCH[1]}
+  etcd_post /v3/kv/compaction "{\"revision\":\"$revision\",\"physical\":true}" >/dev/null
+  log "compacted etcd up to revision $revision"
+}
+
 cmd_watchdog() { # OWNER_PID OWNER_START_TIME
   while [[ $(proc_start_time "$1" 2>/dev/null) == "$2" ]]; do sleep 2; done
   log "$(date -u +%FT%TZ) process $1 is gone; stopping the cluster"
@@ -561,6 +666,10 @@ cmd_watchdog() { # OWNER_PID OWNER_START_TIME
     down) cmd_down ;;
     env) cmd_env ;;
     status) cmd_status ;;
+    restart) cmd_restart "${@:2}" ;;
+    pause) cmd_signal STOP "${2:-}" ;;
+    resume) cmd_signal CONT "${2:-}" ;;
+    compact) cmd_compact ;;
     *) usage ;;
   esac
   exit

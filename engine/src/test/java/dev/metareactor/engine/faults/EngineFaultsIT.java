@@ -5,20 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.ParentCrd;
-import dev.metareactor.testing.k8s.LocalCluster;
-import dev.metareactor.testing.k8s.LocalKubernetes;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,60 +18,9 @@ import org.slf4j.LoggerFactory;
  * SIGKILL in the middle of a convergence wave, SIGTERM in the middle of an update wave, and malformed controller
  * objects arriving while it runs. The engine runs as users run it (the jar, in a process of its own).
  */
-@LocalKubernetes
-class EngineFaultsIT {
+class EngineFaultsIT extends FaultSuite {
 
   private static final Logger LOG = LoggerFactory.getLogger(EngineFaultsIT.class);
-  private static final Duration CONVERGE = Duration.ofMinutes(3);
-  private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
-
-  private FaultLoad load;
-  private Invariants invariants;
-  private Path dir;
-  private int metricsPort;
-  private int healthPort;
-
-  @BeforeEach
-  void load(LocalCluster cluster, @TempDir Path dir) {
-    this.load = new FaultLoad(cluster, FaultLoad.PARENTS);
-    this.invariants = new Invariants(load);
-    this.dir = dir;
-  }
-
-  @AfterEach
-  void unload() {
-    load.close();
-  }
-
-  /** Starts an engine; {@link #metricsPort} and {@link #healthPort} are its ports from now on. */
-  private EngineProcess engine(String name, String... flags) {
-    metricsPort = EngineProcess.freePort();
-    healthPort = EngineProcess.freePort();
-    List<String> all = new ArrayList<>(List.of("--kubeconfig=" + load.cluster.kubeconfig(),
-        "--metrics-address=127.0.0.1:" + metricsPort, "--health-probe-bind-address=127.0.0.1:" + healthPort,
-        "--target-label-selector=metareactor.dev/hosted-by=" + load.hostedBy, "--discovery-interval=1s",
-        "--workers=16", "--client-go-qps=300", "--client-go-burst=600",
-        "--shutdown-timeout=" + SHUTDOWN_TIMEOUT.toSeconds() + "s"));
-    all.addAll(List.of(flags));
-    return EngineProcess.start(dir.resolve(name + ".log"), all.toArray(String[]::new));
-  }
-
-  /** Waits until every invariant holds; fails with what was left if they do not within {@link #CONVERGE}. */
-  private Duration awaitInvariants() {
-    long start = System.nanoTime();
-    AtomicReference<List<String>> last = new AtomicReference<>(List.of("never checked"));
-    try {
-      await().atMost(CONVERGE).pollInterval(Duration.ofSeconds(1)).until(() -> {
-        last.set(invariants.violations(metricsPort, healthPort));
-        return last.get().isEmpty();
-      });
-    } catch (org.awaitility.core.ConditionTimeoutException e) {
-      List<String> left = last.get();
-      throw new AssertionError("invariants still broken after " + CONVERGE + " (" + left.size() + "): "
-          + left.subList(0, Math.min(20, left.size())), e);
-    }
-    return Duration.ofNanos(System.nanoTime() - start);
-  }
 
   @Test
   void sigkillInTheMiddleOfAConvergenceWaveLosesAndDuplicatesNothing() {
@@ -113,9 +53,7 @@ class EngineFaultsIT {
     try (EngineProcess first = engine("first")) {
       awaitInvariants();
       load.setValue("two");
-      await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> load.parentList().stream()
-          .filter(parent -> "two".equals(((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status",
-              Map.of())).get("value"))).count() >= FaultLoad.PARENTS / 4);
+      awaitWaveUnderway("two");
       long stop = System.nanoTime();
       first.terminate();
       Integer exit = first.awaitExit(SHUTDOWN_TIMEOUT.toSeconds() + 20);
@@ -228,9 +166,7 @@ class EngineFaultsIT {
         healthPort = aHealth;
         awaitInvariants();
         load.setValue("two");
-        await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> load.parentList().stream()
-            .filter(parent -> "two".equals(((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status",
-                Map.of())).get("value"))).count() >= FaultLoad.PARENTS / 4);
+        awaitWaveUnderway("two");
         assertThat(invariants.writes(bMetrics)).as("writes by the standby while the other holds the lease").isZero();
         assertThat(b.output()).doesNotContain("Successfully acquired lease");
 
@@ -254,10 +190,7 @@ class EngineFaultsIT {
    */
   @Test
   void aConflictingWriterIsUndoneOncePerChangeWithoutStarvingOthers() throws Exception {
-    load.createControllers();
-    load.createObjects("one");
-    try (EngineProcess engine = engine("engine")) {
-      awaitInvariants();
+    try (EngineProcess engine = convergedEngine("engine")) {
       double writesBefore = invariants.writes(metricsPort);
       int drifts = 0;
       long start = System.nanoTime();

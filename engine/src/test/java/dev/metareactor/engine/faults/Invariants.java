@@ -27,8 +27,6 @@ import java.util.regex.Pattern;
  */
 public final class Invariants {
 
-  private static final Pattern DEPTH = Pattern.compile("^workqueue_depth\\{[^}]*} ([0-9.eE+-]+)$");
-
   private final FaultLoad load;
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -102,17 +100,11 @@ public final class Invariants {
       }
     }
     try {
-      double depth = 0;
-      for (String line : get(metricsPort, "/metrics").body().lines().toList()) {
-        Matcher matcher = DEPTH.matcher(line);
-        if (matcher.matches()) {
-          depth += Double.parseDouble(matcher.group(1));
-        }
-      }
+      double depth = metric(metricsPort, "workqueue_depth");
       if (depth != 0) {
         problems.add("workqueue_depth " + depth);
       }
-      int ready = get(healthPort, "/readyz").statusCode();
+      int ready = readyz(healthPort);
       if (ready != 200) {
         problems.add("/readyz " + ready);
       }
@@ -120,6 +112,24 @@ public final class Invariants {
       problems.add("engine unreachable: " + e);
     }
     return problems;
+  }
+
+  /** The sum of every series of the engine's metric {@code name} (Prometheus' name). */
+  double metric(int metricsPort, String name) throws Exception {
+    Pattern series = Pattern.compile("^" + Pattern.quote(name) + "(\\{[^}]*})? ([0-9.eE+-]+)$");
+    double sum = 0;
+    for (String line : get(metricsPort, "/metrics").body().lines().toList()) {
+      Matcher matcher = series.matcher(line);
+      if (matcher.matches()) {
+        sum += Double.parseDouble(matcher.group(2));
+      }
+    }
+    return sum;
+  }
+
+  /** The status code of the engine's {@code /readyz}. */
+  int readyz(int healthPort) throws Exception {
+    return get(healthPort, "/readyz").statusCode();
   }
 
   /** The children of the load's parents now, name to UID. */

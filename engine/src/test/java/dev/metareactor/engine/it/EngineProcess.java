@@ -92,6 +92,33 @@ public final class EngineProcess implements AutoCloseable {
     return process.waitFor(seconds, TimeUnit.SECONDS) ? process.exitValue() : null;
   }
 
+  /** Stops the process with SIGSTOP: it keeps its connections and reads nothing until {@link #resume}. */
+  public void pause() {
+    signal("STOP");
+  }
+
+  /** Lets a {@link #pause paused} process go on (SIGCONT). */
+  public void resume() {
+    signal("CONT");
+  }
+
+  /** Whether the process still runs. */
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  private void signal(String signal) {
+    try {
+      int exit = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start().waitFor();
+      assertThat(exit).as("kill -%s %d", signal, process.pid()).isZero();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** Kills the process if it still runs. */
   @Override
   public void close() {

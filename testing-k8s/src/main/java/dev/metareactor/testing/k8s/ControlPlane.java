@@ -7,6 +7,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -77,6 +78,47 @@ public final class ControlPlane {
 
   public Path repoRoot() {
     return repoRoot;
+  }
+
+  /**
+   * Stops one component ({@code etcd}, {@code kube-apiserver}, {@code kube-controller-manager}) and starts it again
+   * with the same flags and port, returning once it is healthy: {@code hack/local-cluster.sh restart}, whose
+   * options ({@code --kill}, {@code --down-for=SECONDS}) {@code options} passes on. For fault tests.
+   */
+  public void restart(String component, String... options) {
+    List<String> command = new ArrayList<>(List.of("restart", component));
+    command.addAll(List.of(options));
+    script(command);
+  }
+
+  /** Stops one component with SIGSTOP (it holds its connections and answers nothing) until {@link #resume}. */
+  public void pause(String component) {
+    script(List.of("pause", component));
+  }
+
+  /** Lets a {@link #pause paused} component go on (SIGCONT). */
+  public void resume(String component) {
+    script(List.of("resume", component));
+  }
+
+  /** Compacts etcd's history up to its current revision: a watch resumed from before it gets 410 Gone. */
+  public void compactEtcd() {
+    script(List.of("compact"));
+  }
+
+  /**
+   * Runs {@code hack/local-cluster.sh} on this control plane's state: the one this JVM started, or an external one
+   * that the script started (its kubeconfig beside its state).
+   */
+  private void script(List<String> arguments) {
+    Path state = stateDir != null ? stateDir : kubeconfig.getParent();
+    if (state == null || !Files.isRegularFile(state.resolve("endpoints"))) {
+      throw new IllegalStateException("the control plane of " + kubeconfig + " was not started by " + SCRIPT
+          + ": its components cannot be restarted from here");
+    }
+    List<String> command = new ArrayList<>(List.of("bash", repoRoot.resolve(SCRIPT).toString()));
+    command.addAll(arguments);
+    run(repoRoot, command, Map.of("METAREACTOR_STATE", state.toString()), 5);
   }
 
   /** True when this JVM started the control plane (and will stop it at exit). */
