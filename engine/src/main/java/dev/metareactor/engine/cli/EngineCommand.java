@@ -169,6 +169,12 @@ public final class EngineCommand implements Callable<Integer> {
       description = "Kubernetes API calls in flight at once (default: ${DEFAULT-VALUE}).")
   int apiConcurrency;
 
+  @Option(names = {"--hook-max-response-size", "-hook-max-response-size"}, paramLabel = "SIZE", defaultValue = "8Mi",
+      converter = SizeConverter.class,
+      description = "Largest hook answer read; a larger one fails its sync with an error Event (bytes, or with a"
+          + " Ki, Mi or Gi suffix; default: ${DEFAULT-VALUE}).")
+  long hookMaxResponseSize;
+
   @Option(names = {"--shutdown-timeout", "-shutdown-timeout"}, paramLabel = "DURATION", defaultValue = "30s",
       converter = DurationConverter.class,
       description = "How long in-flight syncs may finish after SIGTERM (default: ${DEFAULT-VALUE}).")
@@ -229,6 +235,7 @@ public final class EngineCommand implements Callable<Integer> {
         .logging(LogSettings.fromZapFlags(zapLogLevel, zapDevel, zapEncoder, zapTimeEncoding))
         .retry(new RetrySettings(retryBaseDelay, retryMaxDelay, new RateLimit(retryQps, retryBurst)))
         .apiConcurrency(apiConcurrency)
+        .hookMaxResponseSize(hookMaxResponseSize)
         .shutdownTimeout(shutdownTimeout)
         .build();
   }
@@ -269,6 +276,24 @@ public final class EngineCommand implements Callable<Integer> {
         return GoDuration.parse(value);
       } catch (IllegalArgumentException e) {
         throw new CommandLine.TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  /** A size in bytes: {@code 1000}, {@code 512Ki}, {@code 8Mi}, {@code 1Gi} (Kubernetes' binary suffixes). */
+  static final class SizeConverter implements CommandLine.ITypeConverter<Long> {
+    @Override
+    public Long convert(String value) {
+      String text = value.strip();
+      int shift = text.endsWith("Ki") ? 10 : text.endsWith("Mi") ? 20 : text.endsWith("Gi") ? 30 : 0;
+      try {
+        long number = Long.parseLong(shift == 0 ? text : text.substring(0, text.length() - 2));
+        if (number < 1 || number > Long.MAX_VALUE >> shift) {
+          throw new CommandLine.TypeConversionException("'" + value + "' is not a positive size");
+        }
+        return number << shift;
+      } catch (NumberFormatException e) {
+        throw new CommandLine.TypeConversionException("'" + value + "' is not a size (bytes, or with Ki, Mi, Gi)");
       }
     }
   }

@@ -27,6 +27,8 @@ import org.jspecify.annotations.Nullable;
  * @param logging {@code --zap-*}
  * @param retry per-parent backoff and overall retry rate ({@code --retry-*})
  * @param apiConcurrency blocking API calls in flight at once ({@code --api-concurrency})
+ * @param hookMaxResponseSize the largest hook answer read, in bytes ({@code --hook-max-response-size}): with
+ *     {@code --workers}, what bounds the memory hook answers can take
  * @param shutdownTimeout how long in-flight syncs may take to finish on SIGTERM ({@code --shutdown-timeout})
  */
 public record EngineOptions(
@@ -45,6 +47,7 @@ public record EngineOptions(
     LogSettings logging,
     RetrySettings retry,
     int apiConcurrency,
+    long hookMaxResponseSize,
     Duration shutdownTimeout) {
 
   public EngineOptions {
@@ -69,6 +72,10 @@ public record EngineOptions(
     Objects.requireNonNull(retry, "retry");
     if (apiConcurrency < 1) {
       throw new IllegalArgumentException("--api-concurrency must be at least 1, got " + apiConcurrency);
+    }
+    if (hookMaxResponseSize < 1 || hookMaxResponseSize > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("--hook-max-response-size must be between 1 byte and 2 GiB, got "
+          + hookMaxResponseSize);
     }
     Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
     if (shutdownTimeout.isNegative()) {
@@ -99,6 +106,7 @@ public record EngineOptions(
     builder.logging = logging;
     builder.retry = retry;
     builder.apiConcurrency = apiConcurrency;
+    builder.hookMaxResponseSize = hookMaxResponseSize;
     builder.shutdownTimeout = shutdownTimeout;
     return builder;
   }
@@ -123,6 +131,7 @@ public record EngineOptions(
     private @Nullable LogSettings logging;
     private @Nullable RetrySettings retry;
     private int apiConcurrency;
+    private long hookMaxResponseSize;
     private @Nullable Duration shutdownTimeout;
 
     private Builder() {}
@@ -202,6 +211,11 @@ public record EngineOptions(
       return this;
     }
 
+    public Builder hookMaxResponseSize(long hookMaxResponseSize) {
+      this.hookMaxResponseSize = hookMaxResponseSize;
+      return this;
+    }
+
     public Builder shutdownTimeout(Duration shutdownTimeout) {
       this.shutdownTimeout = shutdownTimeout;
       return this;
@@ -212,7 +226,7 @@ public record EngineOptions(
     public EngineOptions build() {
       return new EngineOptions(kubeconfig, discoveryInterval, cacheFlushInterval, metricsAddress, healthProbeAddress,
           apiRate, workers, eventRate, leaderElection, targetLabelSelector, applyStrategy, ssaFieldManager, logging,
-          retry, apiConcurrency, shutdownTimeout);
+          retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout);
     }
   }
 

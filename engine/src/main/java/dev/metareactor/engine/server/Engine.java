@@ -102,7 +102,8 @@ public final class Engine implements AutoCloseable {
     this.informers = new SharedInformers(kube, options.cacheFlushInterval(), scheduling.work(), meters);
     resources.push(informers);
     ApiWriter api = new ApiWriter(kube, options.apiRate(), meters);
-    HookClient hookClient = HookClient.create(HookClientOptions.DEFAULTS, meters);
+    HookClient hookClient = HookClient.create(
+        HookClientOptions.DEFAULTS.withMaxResponseBytes(options.hookMaxResponseSize()), meters);
     resources.push(hookClient);
     EventRecorder events = new EventRecorder(api, options.eventRate(), scheduling.wallClock(), identity);
     ControllerContext context = new ControllerContext(options, discovery, informers, api, events, hookClient,

@@ -54,6 +54,17 @@ class EngineCommandTest {
     assertThat(options.retry().maxDelay()).isEqualTo(Duration.ofSeconds(1000));
     assertThat(options.retry().overall().qps()).isEqualTo(10);
     assertThat(options.retry().overall().burst()).isEqualTo(100);
+    assertThat(options.hookMaxResponseSize()).isEqualTo(8L << 20);
+  }
+
+  @Test
+  void sizesTakeKubernetesBinarySuffixes() {
+    assertThat(run("--hook-max-response-size=512Ki")).isZero();
+    assertThat(parsed.get().hookMaxResponseSize()).isEqualTo(512L << 10);
+    assertThat(run("--hook-max-response-size=1000")).isZero();
+    assertThat(parsed.get().hookMaxResponseSize()).isEqualTo(1000);
+    assertThat(run("--hook-max-response-size=1Gi")).isZero();
+    assertThat(parsed.get().hookMaxResponseSize()).isEqualTo(1L << 30);
   }
 
   @Test
@@ -99,7 +110,8 @@ class EngineCommandTest {
       "--metrics-address=9999", "--events-qps=0", "--events-qps=1/0", "--apply-strategy=kubectl",
       "--zap-log-level=loud", "--zap-encoder=xml", "--zap-time-encoding=sundial",
       "--leader-election-resource-lock=configmaps",
-      "--retry-max-delay=1ms", "--no-such-flag", "--client-go-burst=0"})
+      "--retry-max-delay=1ms", "--no-such-flag", "--client-go-burst=0", "--hook-max-response-size=8MB",
+      "--hook-max-response-size=0", "--hook-max-response-size=4Gi"})
   void badValuesExitTwoWithOneLine(String arg) {
     assertThat(run(arg)).isEqualTo(EngineCommand.USAGE_ERROR);
     assertThat(parsed.get()).isNull();
@@ -127,7 +139,8 @@ class EngineCommandTest {
         "--events-qps", "--events-burst", "--pprof-address", "--leader-election", "--leader-election-resource-lock",
         "--leader-election-namespace", "--leader-election-id", "--target-label-selector", "--apply-strategy",
         "--apply-strategy-ssa-field-manager", "--zap-log-level", "--zap-devel", "--zap-encoder", "--retry-base-delay",
-        "--retry-max-delay", "--retry-qps", "--retry-burst", "--api-concurrency", "--shutdown-timeout"}) {
+        "--retry-max-delay", "--retry-qps", "--retry-burst", "--api-concurrency", "--hook-max-response-size",
+        "--shutdown-timeout"}) {
       assertThat(help).contains(flag);
     }
     assertThat(help).contains("default: 30s").contains("default: :9999").contains("default: 1/300");
