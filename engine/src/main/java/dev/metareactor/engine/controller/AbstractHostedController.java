@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller;
 import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.ControllerSpec;
 import dev.metareactor.engine.api.ResourceRule;
+import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.events.EventRecorder;
@@ -70,6 +71,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private final String kind;
   private final String name;
   private final int resyncPeriodSeconds;
+  /** How many keys sync at once: {@code --workers}, or the object's {@link WorkersAnnotation}. */
+  private final int workerCount;
   private final KubeObject controllerObject;
   private final ObjectNode controllerJson;
   private final S spec;
@@ -110,6 +113,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     this.name = spec.name();
     this.resyncPeriodSeconds = spec.resyncPeriodSeconds();
     this.context = Objects.requireNonNull(context, "context");
+    this.workerCount = WorkersAnnotation.workers(controllerObject.annotations(), context.options().workers());
     this.finalizers = new Finalizers(spec.finalizerName(), context.api());
     Map<String, Optional<HookConfig>> configs = new LinkedHashMap<>();
     spec.hooksByName().forEach((hookName, hook) ->
@@ -150,6 +154,11 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
 
   protected final ControllerContext context() {
     return context;
+  }
+
+  /** How many keys sync at once, and so how many hook calls a sync may make at once. */
+  protected final int workers() {
+    return workerCount;
   }
 
   protected final ObjectNode controllerJson() {
@@ -242,8 +251,9 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   /** The same with the kind's own hooks in the sync and finalize places (either may be {@code null}). */
   protected final ObjectSync<K> objectSync(ObjectSync.Kind<K> syncKind, ObjectSync.Shape shape,
       RelatedObjects<K> relatedObjects, ObjectSync.Hooks hooks) {
+    ParentEvents events = context.events()::record;
     return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson, hooks, relatedObjects,
-        new ChildrenManager(context.api()), finalizers);
+        new ChildrenManager(context.api(), events), finalizers, events);
   }
 
   /** The hook named {@code type} as a sync calls it, or {@code null} when the object has none; only in wire(). */
@@ -336,7 +346,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
       phase = Phase.SYNCING;
       try {
         queue = new KeyedWorkQueue<>(
-            new WorkQueueOptions(kind + "-" + name, name, context.options().workers(), context.options().retry()),
+            new WorkQueueOptions(kind + "-" + name, name, workerCount, context.options().retry()),
             context.scheduling(), context.meters());
         hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
             context.scheduling(), this::reportHookProblem);

@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.apply.ApplyResult;
 import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
@@ -32,15 +33,24 @@ import tools.jackson.databind.node.ObjectNode;
  * Every write is attempted even when some fail (a failed delete must not block a create); the failures are
  * reported together at the end. Not found on delete or update, already exists on create and conflicts on update
  * are not failures: the next event brings the parent back.
+ *
+ * <p>A desired child that the cache shows controlled by another object (two controllers whose hooks ask for the
+ * same object, or overlapping selectors) is left to its controller and not even created: Metacontroller sends the
+ * create and swallows the {@code AlreadyExists} on every sync, so its users never learn of the clash. Here the
+ * parent gets a {@code ChildConflict} Warning ({@link ParentEvents}) and the rest of the sync goes on as upstream's
+ * does.
  */
 public final class ChildrenManager {
 
   private static final Logger LOG = LoggerFactory.getLogger(ChildrenManager.class);
 
   private final ObjectApi api;
+  private final ParentEvents events;
 
-  public ChildrenManager(ObjectApi api) {
+  /** @param events where a parent's {@code ChildConflict} Warnings go */
+  public ChildrenManager(ObjectApi api, ParentEvents events) {
     this.api = Objects.requireNonNull(api, "api");
+    this.events = Objects.requireNonNull(events, "events");
   }
 
   /**
@@ -81,6 +91,15 @@ public final class ChildrenManager {
   }
 
   private Mono<Void> create(KubeObject parent, DesiredChild child) {
+    OwnerRef other = child.type().informer().get(child.namespace(), child.name()).map(KubeObject::controller)
+        .filter(controller -> !controller.uid().equals(parent.uid())).orElse(null);
+    if (other != null) {
+      String message = child.type().resource().kind() + " " + child.namespacedName() + " is controlled by "
+          + other.kind() + " " + other.name() + " (uid " + other.uid() + "); it is left to that controller";
+      LOG.warn("{} {}: {}", parent.kind(), parent.namespacedName(), message);
+      events.record(parent, EventRecorder.Type.Warning, "ChildConflict", message);
+      return Mono.empty();
+    }
     ObjectNode object = DynamicApply.create(child.object()).object();
     addControllerRef(object, parent);
     return api.create(child.type().resource(), object)

@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.ObjectMapKeys;
 import dev.metareactor.engine.hook.SyncResponse;
@@ -192,13 +193,15 @@ public final class ObjectSync<K extends SyncKey> {
   private final RelatedObjects<K> related;
   private final ChildrenManager owned;
   private final Finalizers finalizers;
+  private final ParentEvents events;
 
   /**
    * @param controller {@code <Kind> <name>} of the controller, for messages
    * @param controllerObject the controller object, sent in every request
+   * @param events where the Events a hook's answer asks for go
    */
   public ObjectSync(Kind<K> kind, Shape shape, String controller, JsonNode controllerObject, Hooks hooks,
-      RelatedObjects<K> related, ChildrenManager owned, Finalizers finalizers) {
+      RelatedObjects<K> related, ChildrenManager owned, Finalizers finalizers, ParentEvents events) {
     this.kind = Objects.requireNonNull(kind, "kind");
     this.shape = Objects.requireNonNull(shape, "shape");
     this.controller = Objects.requireNonNull(controller, "controller");
@@ -207,6 +210,7 @@ public final class ObjectSync<K extends SyncKey> {
     this.related = Objects.requireNonNull(related, "related");
     this.owned = Objects.requireNonNull(owned, "owned");
     this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
+    this.events = Objects.requireNonNull(events, "events");
   }
 
   /**
@@ -334,6 +338,8 @@ public final class ObjectSync<K extends SyncKey> {
   private Mono<Optional<Duration>> converge(SyncedObject synced, Map<ChildType, List<KubeObject>> observed,
       SyncResponse response, Answer answer, ChosenHook hook) {
     KubeObject object = synced.object();
+    response.events().forEach(event -> events.record(object,
+        event.warning() ? EventRecorder.Type.Warning : EventRecorder.Type.Normal, event.reason(), event.message()));
     boolean finalized = hook.finalizing() && response.finalized();
     boolean manage = !finalized
         && (!object.deleting() || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(object)));

@@ -14,19 +14,22 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * A sync or finalize hook's answer: {@code status}, {@code children} (or {@code attachments} for a
- * DecoratorController), {@code resyncAfterSeconds} and {@code finalized}, checked field by field.
+ * DecoratorController), {@code resyncAfterSeconds}, {@code finalized} and {@code events} (a Metareactor extension:
+ * Events to record on the object, {@link HookEvent}), checked field by field.
  *
  * @param status the parent's new status, or {@code null} when the hook returned none
  * @param children the desired children, each a JSON object with {@code apiVersion}, {@code kind} and
  *     {@code metadata.name}
  * @param resyncAfter when to sync the parent again regardless of events, or {@code null}
  * @param finalized whether the parent's finalize work is done
+ * @param events the Events to record on the object
  */
 public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> children, @Nullable Duration resyncAfter,
-    boolean finalized) {
+    boolean finalized, List<HookEvent> events) {
 
   public SyncResponse {
     children = List.copyOf(children);
+    events = List.copyOf(events);
   }
 
   /** How unknown response fields are treated ({@code responseUnMarshallMode}). */
@@ -74,7 +77,7 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
       throw new HookResponseException("response must be a JSON object, got " + body.getNodeType());
     }
     Set<String> known = new java.util.HashSet<>(otherFields);
-    known.addAll(Set.of("status", childrenField, "resyncAfterSeconds", "finalized"));
+    known.addAll(Set.of("status", childrenField, "resyncAfterSeconds", "finalized", "events"));
     for (Map.Entry<String, JsonNode> field : body.properties()) {
       if (!known.contains(field.getKey())) {
         if (unknownFields == UnknownFields.STRICT) {
@@ -124,7 +127,7 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
       }
       finalized = finalizedNode.booleanValue();
     }
-    return new SyncResponse(status, children, resyncAfter, finalized);
+    return new SyncResponse(status, children, resyncAfter, finalized, HookEvent.parse(body.get("events")));
   }
 
   private static ObjectNode checkChild(@Nullable JsonNode child, String field) {

@@ -1,9 +1,11 @@
 package dev.metareactor.engine.host;
 
+import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
@@ -25,6 +27,7 @@ import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Hosts the controllers one kind of controller object declares: watches the objects (only those whose labels
@@ -237,8 +240,12 @@ public final class ControllerHost implements AutoCloseable {
         });
   }
 
+  /** What a hosted controller is built from: its spec and its {@link WorkersAnnotation}; a change restarts it. */
   private static JsonNode specOf(KubeObject object) {
-    return object.toTree().path("spec");
+    ObjectNode built = KubeJson.nodes().objectNode();
+    built.set("spec", object.toTree().path("spec"));
+    built.put("workers", object.annotations().get(WorkersAnnotation.KEY));
+    return built;
   }
 
   private static String messageOf(Throwable error) {

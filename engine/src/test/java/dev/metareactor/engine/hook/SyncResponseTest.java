@@ -35,6 +35,34 @@ class SyncResponseTest {
   }
 
   @Test
+  void eventsAreParsedWithTheirTypeReasonAndACappedMessageEvenInStrictMode() {
+    SyncResponse response = parse("""
+        {"events": [{"type": "Normal", "reason": "BackupTaken", "message": "backup 7 done"},
+                    {"type": "Warning", "reason": "Slow", "message": "%s"}]}""".formatted("x".repeat(5000)),
+        SyncResponse.UnknownFields.STRICT, new ArrayList<>());
+    assertThat(response.events()).hasSize(2);
+    assertThat(response.events().get(0)).isEqualTo(new HookEvent(false, "BackupTaken", "backup 7 done"));
+    assertThat(response.events().get(1).warning()).isTrue();
+    assertThat(response.events().get(1).message()).hasSize(HookEvent.MAX_MESSAGE).endsWith("...");
+  }
+
+  @Test
+  void aBadEventIsRejectedNamingItsField() {
+    for (String[] bad : new String[][] {
+        {"{\"events\": {}}", "events must be a list"},
+        {"{\"events\": [{\"type\": \"Error\", \"reason\": \"R\", \"message\": \"m\"}]}",
+            "events[0].type must be Normal or Warning"},
+        {"{\"events\": [{\"type\": \"Normal\", \"reason\": \"two words\", \"message\": \"m\"}]}",
+            "events[0].reason must be a word"},
+        {"{\"events\": [{\"type\": \"Normal\", \"reason\": \"R\"}]}", "events[0].message is required"},
+        {"{\"events\": [{\"type\": \"Normal\", \"reason\": \"R\", \"message\": \"m\", \"count\": 2}]}",
+            "events[0]: unknown field \"count\""}}) {
+      assertThatThrownBy(() -> parse(bad[0], SyncResponse.UnknownFields.LOOSE, new ArrayList<>()))
+          .isInstanceOf(HookResponseException.class).hasMessageContaining(bad[1]);
+    }
+  }
+
+  @Test
   void emptyResponseMeansNothing() {
     SyncResponse response = parse("{}", SyncResponse.UnknownFields.STRICT, new ArrayList<>());
     assertThat(response.status()).isNull();

@@ -25,6 +25,7 @@ import java.util.Objects;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -62,6 +63,7 @@ public final class RollingUpdate {
   private final ChildType revisions;
   private final ChildClaimer claimer;
   private final ObjectApi api;
+  private final int hookConcurrency;
   private final Rollout rollout;
   private final LabelSelector revisionLabels;
   private final WrittenRevisions written = new WrittenRevisions();
@@ -70,15 +72,20 @@ public final class RollingUpdate {
    * @param fieldPaths {@code revisionHistory.fieldPaths} (empty for the default)
    * @param rules the rolling child rules
    * @param revisions the ControllerRevision resource and its informer
+   * @param hookConcurrency the most hook calls of one sync at once (the controller's workers)
    */
   public RollingUpdate(ApiResource parentResource, List<String> fieldPaths, boolean generateSelector,
-      List<Rollout.Rule> rules, ChildType revisions, ChildClaimer claimer, ObjectApi api) {
+      List<Rollout.Rule> rules, ChildType revisions, ChildClaimer claimer, ObjectApi api, int hookConcurrency) {
     this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
     this.fieldPaths = List.copyOf(fieldPaths);
     this.generateSelector = generateSelector;
     this.revisions = Objects.requireNonNull(revisions, "revisions");
     this.claimer = Objects.requireNonNull(claimer, "claimer");
     this.api = Objects.requireNonNull(api, "api");
+    if (hookConcurrency < 1) {
+      throw new IllegalArgumentException("hookConcurrency must be at least 1, got " + hookConcurrency);
+    }
+    this.hookConcurrency = hookConcurrency;
     this.rollout = new Rollout(rules, RollingUpdate::unchanged);
     ObjectNode selector = KubeJson.nodes().objectNode();
     selector.putObject("matchLabels")
@@ -164,7 +171,7 @@ public final class RollingUpdate {
     calls.add(hook.call());
     List<Live> called = older.stream().filter(live -> !live.revision().claims().isEmpty()).toList();
     called.forEach(live -> calls.add(hook.call(live.parent(), live.revision().name())));
-    return Mono.zip(calls, replies -> List.of(replies).stream().map(ObjectSync.Reply.class::cast).toList())
+    return Flux.fromIterable(calls).flatMapSequential(call -> call, hookConcurrency).collectList()
         .map(replies -> {
           SyncResponse latestResponse = replies.get(0).response();
           List<DesiredChild> latestChildren = check.apply(latestResponse);
@@ -240,7 +247,7 @@ public final class RollingUpdate {
       }
       finalized &= reply.response().finalized();
     }
-    return new SyncResponse(status, latest.children(), resyncAfter, finalized);
+    return new SyncResponse(status, latest.children(), resyncAfter, finalized, latest.events());
   }
 
   /**

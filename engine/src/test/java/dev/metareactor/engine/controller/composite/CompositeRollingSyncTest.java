@@ -71,14 +71,15 @@ class CompositeRollingSyncTest {
     RollingUpdate rolling = new RollingUpdate(THINGS, List.of(), true,
         List.of(new Rollout.Rule("", "ConfigMap", UpdateMethod.ROLLING_IN_PLACE,
             spec.children().get(0).statusChecks())),
-        new ChildType(REVISIONS, revisions, UpdateMethod.ON_DELETE), claimer, api);
+        new ChildType(REVISIONS, revisions, UpdateMethod.ON_DELETE), claimer, api, 4);
     CompositeSync kind = new CompositeSync(spec, parentType, childTypes, claimer, api, rolling);
     ObjectSync.ChosenHook hook = new ObjectSync.ChosenHook("sync", (request, root) -> answer(request),
         spec.syncHook().orElseThrow());
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api), finalizers);
+        new ChildrenManager(api, (object, eventType, reason, message) -> { }), finalizers,
+        (object, eventType, reason, message) -> { });
   }
 
   private synchronized Mono<JsonNode> answer(JsonNode request) {

@@ -11,6 +11,7 @@ import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -48,6 +50,7 @@ public final class CompositeSyncFixture {
   private final FakeInformerLease parents = new FakeInformerLease(THINGS);
   private final FakeInformerLease configMaps = new FakeInformerLease(CONFIG_MAPS);
   private final ObjectSync<ParentKey> sync;
+  private final List<String> events = new CopyOnWriteArrayList<>();
 
   /** @param syncHook answers every sync request */
   public CompositeSyncFixture(HookCaller syncHook) {
@@ -69,7 +72,16 @@ public final class CompositeSyncFixture {
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api), finalizers);
+        new ChildrenManager(api, this::record), finalizers, this::record);
+  }
+
+  private void record(KubeObject object, EventRecorder.Type type, String reason, String message) {
+    events.add(object.name() + ": " + type + " " + reason + " " + message);
+  }
+
+  /** The Events the syncs recorded, {@code <object>: <type> <reason> <message>} each. */
+  public List<String> events() {
+    return events;
   }
 
   /** Every request the syncs made. */

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.controller.composite;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ObjectSync;
@@ -28,6 +29,7 @@ class CompositeSyncTest {
   private final AtomicReference<String> value = new AtomicReference<>("one");
   private final AtomicReference<String> childName = new AtomicReference<>("child");
   private final AtomicReference<String> status = new AtomicReference<>("{}");
+  private final AtomicReference<String> events = new AtomicReference<>("[]");
   private final CompositeSyncFixture fixture = new CompositeSyncFixture((request, root) -> answer());
   private final RecordingApi api = fixture.api();
   private KubeObject parent;
@@ -36,8 +38,8 @@ class CompositeSyncTest {
   private Mono<JsonNode> answer() {
     return Mono.just(KubeJson.mapper().readTree("""
         {"status": %s, "children": [{"apiVersion": "v1", "kind": "ConfigMap",
-          "metadata": {"name": "%s", "namespace": "team"}, "data": {"value": "%s"}}]}"""
-        .formatted(status.get(), childName.get(), value.get())));
+          "metadata": {"name": "%s", "namespace": "team"}, "data": {"value": "%s"}}], "events": %s}"""
+        .formatted(status.get(), childName.get(), value.get(), events.get())));
   }
 
   private void parentWithStatus(String status) {
@@ -91,6 +93,37 @@ class CompositeSyncTest {
         .orElseThrow().body();
     assertThat(created).contains("\"uid\":\"" + PARENT_UID + "\"").contains("\"controller\":true")
         .contains(ChildSelector.CONTROLLER_UID_LABEL);
+  }
+
+  @Test
+  void aDesiredChildAnotherParentControlsIsLeftAloneAndReportedAndTheStatusStillWritten() {
+    parentWithStatus("{}");
+    KubeObject other = fixture.parent("other", "other-uid", "{}", "{\"observedGeneration\": 1}");
+    fixture.childAsCreated(other, (ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child", "namespace": "team"},
+         "data": {"value": "theirs"}}"""));
+
+    run();
+
+    assertThat(api.actions()).extracting(RecordingApi.Action::toString).as("no create, only the status")
+        .containsExactly("patch-status things team/p");
+    assertThat(fixture.events()).containsExactly("p: Warning ChildConflict ConfigMap team/child is controlled by"
+        + " Thing other (uid other-uid); it is left to that controller");
+  }
+
+  @Test
+  void theEventsTheHookAsksForAreRecordedOnTheParentAndABadOneFailsTheSyncNamingIt() {
+    parentWithStatus("{\"observedGeneration\": 1}");
+    childAsCreated("child", "one");
+    events.set("[{\"type\": \"Normal\", \"reason\": \"Checked\", \"message\": \"all good\"}]");
+
+    run();
+
+    assertThat(fixture.events()).containsExactly("p: Normal Checked all good");
+    assertThat(api.actions()).isEmpty();
+
+    events.set("[{\"type\": \"Loud\", \"reason\": \"Checked\", \"message\": \"all good\"}]");
+    assertThatThrownBy(this::run).hasMessageContaining("events[0].type must be Normal or Warning");
   }
 
   @Test

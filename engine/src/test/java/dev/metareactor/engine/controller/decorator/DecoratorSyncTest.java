@@ -61,7 +61,8 @@ class DecoratorSyncTest {
     sync = new ObjectSync<>(kind, DecoratorSync.SHAPE, "DecoratorController tagger", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("DecoratorController", "tagger", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api), finalizers);
+        new ChildrenManager(api, (object, eventType, reason, message) -> { }), finalizers,
+        (object, eventType, reason, message) -> { });
     services.put(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "v1", "kind": "Service",
          "metadata": {"name": "web", "namespace": "team", "uid": "web-uid", "resourceVersion": "3",

@@ -96,7 +96,8 @@ final class MapFixture {
     return new ObjectSync<>(kind, MapSync.SHAPE, "MapController snapshots", controller,
         new ObjectSync.Hooks(new ObjectSync.ChosenHook("map", map, spec.mapHook()), null),
         new RelatedObjects<>("MapController", "snapshots", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api), finalizers);
+        new ChildrenManager(api, (object, eventType, reason, message) -> { }), finalizers,
+        (object, eventType, reason, message) -> { });
   }
 
   /** The router, handing what it finds to the given consumers. */

@@ -1,0 +1,151 @@
+package dev.metareactor.engine.controller.composite;
+
+import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.api.WorkersAnnotation;
+import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.http.HookServer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * What Metacontroller's users asked for and never got, each on the real control plane: per-controller workers
+ * ({@code metareactor.dev/workers}, issue #1093), an immediate sync on request
+ * ({@code metacontroller.k8s.io/sync-requested-at}, #43 and #675) and Events from hooks (#249).
+ */
+class CompositeOperationsIT extends CompositeTestBase {
+
+  private static final int PARENTS = 10;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final AtomicInteger mostInFlight = new AtomicInteger();
+
+  /** A hook that answers as the test hook does, after 300 ms, counting the calls in flight. */
+  private String slowHook(HookServer server) {
+    return server.url("/slow");
+  }
+
+  private HookServer slowServer() {
+    return HookServer.builder().routeAsync("/slow", request -> {
+      mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+      return Mono.delay(Duration.ofMillis(300)).map(tick -> hook.apply(request))
+          .doFinally(signal -> inFlight.decrementAndGet());
+    }).start();
+  }
+
+  private String controllerWithWorkers(String workers, String url) {
+    String name = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+    String yaml = controllerYaml(name, parents, "InPlace", url, "");
+    if (workers != null) {
+      yaml = yaml.replace("  name: " + name + "\n", "  name: " + name + "\n  annotations: {"
+          + WorkersAnnotation.KEY + ": \"" + workers + "\"}\n");
+    }
+    engine.createController(yaml);
+    return name;
+  }
+
+  /** Creates the parents, waits for all their children, and returns the most hook calls that were in flight. */
+  private int converge(String value) {
+    mostInFlight.set(0);
+    IntStream.range(0, PARENTS).forEach(i -> {
+      if (parents.in(client).withName("p" + i).get() == null) {
+        createParent("p" + i, List.of("a"), value);
+      } else {
+        setSpec("p" + i, List.of("a"), value);
+      }
+    });
+    IntStream.range(0, PARENTS).forEach(i -> awaitChild("p" + i + "-a", value));
+    return mostInFlight.get();
+  }
+
+  @Test
+  void oneWorkerMakesTheHookStrictlySequentialAndAChangeOfTheAnnotationRestartsTheController() {
+    parents = ParentCrd.create(cluster, "Serial");
+    try (HookServer server = slowServer()) {
+      String name = controllerWithWorkers("1", slowHook(server));
+      assertThat(converge("one")).as("hook calls in flight at once with 1 worker").isEqualTo(1);
+
+      cluster.kubectl("annotate", "--overwrite", "compositecontrollers/" + name, WorkersAnnotation.KEY + "=4")
+          .orThrow();
+      await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", name, "Stopped", ""));
+      assertThat(converge("two")).as("hook calls in flight at once with 4 workers").isBetween(2, 4);
+    }
+  }
+
+  @Test
+  void anAnnotationThatIsNotAPositiveWholeNumberIsACreateErrorNamingIt() {
+    parents = ParentCrd.create(cluster, "Unworkable");
+    for (String bad : List.of("0", "many", "100000")) {
+      String name = controllerWithWorkers(bad, hooks.url("/sync"));
+      await().atMost(TIMEOUT).untilAsserted(() -> assertThat(engine.hasEvent("default", name, "CreateError",
+          "metadata.annotations[" + WorkersAnnotation.KEY + "]: must be a whole number from 1 to 1024, got \"" + bad
+              + "\"")).isTrue());
+      engine.deleteController(name);
+    }
+  }
+
+  /**
+   * A parent whose sync failed waits out its backoff (here 300 s) unless an event brings it back: annotating it
+   * with {@code metacontroller.k8s.io/sync-requested-at} is such an event, even for a controller that ignores
+   * status changes, and the annotation is no spec change (the generation stays).
+   */
+  @Test
+  void annotatingAParentWithSyncRequestedAtSyncsItAtOnceDespiteItsBackoff() {
+    engine.close();
+    engine = EngineUnderTest.start(cluster, "--retry-base-delay=300s",
+        "--retry-max-delay=300s");
+    parents = ParentCrd.create(cluster, "Poked");
+    String name = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+    engine.createController(controllerYaml(name, parents, "InPlace", hooks.url("/sync"), "")
+        .replace("    resource: " + parents.plural() + "\n", "    resource: " + parents.plural()
+            + "\n    ignoreStatusChanges: true\n"));
+    hook.failing = true;
+    createParent("poked", List.of("a"), "one");
+    await().atMost(TIMEOUT).until(() -> engine.hasEvent(cluster.namespace(), "poked", "SyncError", ""));
+    hook.failing = false;
+    int before = hook.calls.get("poked").get();
+
+    cluster.kubectl("annotate", "--overwrite", parents.plural() + "/poked",
+        "metacontroller.k8s.io/sync-requested-at=" + Instant.now()).orThrow();
+    awaitChild("poked-a", "one");
+    assertThat(hook.calls.get("poked").get()).isGreaterThan(before);
+    assertThat(parents.in(client).withName("poked").get().getMetadata().getGeneration()).isEqualTo(1);
+  }
+
+  /** A hook's {@code events} are recorded on the parent; a malformed one fails the sync, naming the field. */
+  @Test
+  void theEventsAHookAsksForAreRecordedOnTheParentAndABadOneIsASyncError() {
+    parents = ParentCrd.create(cluster, "Eventful");
+    AtomicReference<String> type = new AtomicReference<>(
+        "Normal");
+    try (HookServer server = HookServer.builder().route("/sync", request -> {
+      ObjectNode answer = (ObjectNode) hook.apply(request);
+      answer.putArray("events").addObject().put("type", type.get()).put("reason", "BackupTaken")
+          .put("message", "backup of " + request.path("parent").path("metadata").path("name").asString()
+              + " done");
+      return answer;
+    }).start()) {
+      engine.createController(controllerYaml("cc-" + UUID.randomUUID().toString().substring(0, 8), parents,
+          "InPlace", server.url("/sync"), ""));
+      createParent("loud", List.of("a"), "one");
+      awaitChild("loud-a", "one");
+      await().atMost(TIMEOUT).until(() -> engine.hasEvent(cluster.namespace(), "loud", "BackupTaken",
+          "backup of loud done"));
+
+      type.set("Shouting");
+      setSpec("loud", List.of("a"), "two");
+      await().atMost(TIMEOUT).until(() -> engine.hasEvent(cluster.namespace(), "loud", "SyncError",
+          "events[0].type must be Normal or Warning"));
+    }
+  }
+}
