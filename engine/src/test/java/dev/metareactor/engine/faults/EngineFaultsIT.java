@@ -5,18 +5,31 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.http.HookServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Faults of the engine process itself, under the {@link FaultLoad}, each followed by the same {@link Invariants}:
- * SIGKILL in the middle of a convergence wave, SIGTERM in the middle of an update wave, and malformed controller
- * objects arriving while it runs. The engine runs as users run it (the jar, in a process of its own).
+ * SIGKILL in the middle of a convergence wave, SIGTERM in the middle of an update wave, leader election, a
+ * conflicting writer, and bad controller configurations arriving while it runs (malformed objects, overlapping
+ * selectors). The engine runs as users run it (the jar, in a process of its own).
  */
 class EngineFaultsIT extends FaultSuite {
 
@@ -93,16 +106,16 @@ class EngineFaultsIT extends FaultSuite {
         "no-hooks", ("parentResource: {apiVersion: %s, resource: %s}".formatted(load.parents.apiVersion(),
             load.parents.plural())),
         "bad-selector", (("parentResource: {apiVersion: %s, resource: %s, labelSelector: {matchExpressions:"
-            + " [{key: a, operator: Near}]}}%n  hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(
+            + " [{key: a, operator: Near}]}}%nhooks: {sync: {webhook: {url: \"%s\"}}}").formatted(
                 load.parents.apiVersion(), load.parents.plural(), hook)),
         "no-resource", (("parentResource: {apiVersion: nowhere.example.com/v1, resource: nothings}%n"
-            + "  hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(hook)),
+            + "hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(hook)),
         "no-status", (("parentResource: {apiVersion: %s, resource: %s}%n"
-            + "  hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(plain.apiVersion(), plain.plural(), hook)),
+            + "hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(plain.apiVersion(), plain.plural(), hook)),
         "path-only", (("parentResource: {apiVersion: %s, resource: %s}%n"
-            + "  hooks: {sync: {webhook: {path: /sync}}}").formatted(load.parents.apiVersion(), load.parents.plural())),
-        "negative-resync", (("parentResource: {apiVersion: %s, resource: %s}%n  resyncPeriodSeconds: -1%n"
-            + "  hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(load.parents.apiVersion(), load.parents.plural(),
+            + "hooks: {sync: {webhook: {path: /sync}}}").formatted(load.parents.apiVersion(), load.parents.plural())),
+        "negative-resync", (("parentResource: {apiVersion: %s, resource: %s}%nresyncPeriodSeconds: -1%n"
+            + "hooks: {sync: {webhook: {url: \"%s\"}}}").formatted(load.parents.apiVersion(), load.parents.plural(),
                 hook)));
     Map<String, String> expected = Map.of(
         "no-hooks", "spec.hooks: no hooks defined",
@@ -113,15 +126,7 @@ class EngineFaultsIT extends FaultSuite {
         "negative-resync", "spec.resyncPeriodSeconds: must be a non-negative integer");
     try (EngineProcess engine = engine("engine")) {
       awaitInvariants();
-      malformed.forEach((name, spec) -> load.cluster.kubectlWithInput("""
-          apiVersion: metacontroller.k8s.io/v1alpha1
-          kind: CompositeController
-          metadata:
-            name: %s-%s
-            labels: {metareactor.dev/hosted-by: %s}
-          spec:
-            %s
-          """.formatted(load.hostedBy, name, load.hostedBy, spec), "apply", "-f", "-").orThrow());
+      malformed.forEach(load::applyComposite);
       load.setValue("two");
       Duration converged = awaitInvariants();
       LOG.info("an update wave beside {} malformed controllers converged in {} ms", malformed.size(),
@@ -211,5 +216,87 @@ class EngineFaultsIT extends FaultSuite {
       assertThat(writes).as("the engine's writes: the wave's and at most one per drifting write").isLessThanOrEqualTo(
           wave + drifts + FaultLoad.PARENTS);
     }
+  }
+
+  /**
+   * Two CompositeControllers whose parents select the same children ({@code overlap=shared}) and whose hooks both
+   * ask for one ConfigMap ({@code shared}), beside the load: each child gets exactly one controller, nothing changes
+   * hands for 60 s (controller and UID sampled every 2 s), the engine writes nothing for them once converged, and
+   * the parent that lost {@code shared} gets a {@code ChildConflict} Warning naming it.
+   */
+  @Test
+  void overlappingSelectorsGiveEachChildOneControllerThatNeverChangesHands() throws Exception {
+    ParentCrd left = ParentCrd.create(load.cluster, "Left");
+    ParentCrd right = ParentCrd.create(load.cluster, "Right");
+    try (HookServer hooks = HookServer.builder().route("/left", request -> overlapping("left"))
+        .route("/right", request -> overlapping("right")).start()) {
+      for (ParentCrd side : List.of(left, right)) {
+        String name = side.kind().toLowerCase(Locale.ROOT);
+        load.applyComposite(name, """
+            parentResource: {apiVersion: %s, resource: %s}
+            childResources:
+            - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
+            hooks:
+              sync: {webhook: {url: "%s"}}""".formatted(side.apiVersion(), side.plural(), hooks.url("/" + name)));
+        side.in(load.client).resource(side.object(load.cluster.namespace(), name,
+            Map.of("selector", Map.of("matchLabels", Map.of("overlap", "shared"))))).create();
+      }
+      try (EngineProcess engine = convergedEngine("engine")) {
+        Set<String> children = Set.of("left-0", "left-1", "right-0", "right-1", "shared");
+        await().atMost(CONVERGE).until(() -> overlapOwners().keySet().equals(children));
+        Map<String, String> first = overlapOwners();
+        double writesBefore = invariants.writes(metricsPort);
+        for (int sample = 0; sample < 30; sample++) {
+          Thread.sleep(2_000);
+          assertThat(overlapOwners()).as("children of the overlapping controllers after %d s", 2 * (sample + 1))
+              .isEqualTo(first);
+        }
+        double writes = invariants.writes(metricsPort) - writesBefore;
+        String winner = first.get("shared").startsWith(uidOf(left, "left")) ? "left" : "right";
+        String loser = winner.equals("left") ? "right" : "left";
+        List<Event> conflicts = load.client.v1().events().list().getItems().stream()
+            .filter(event -> "ChildConflict".equals(event.getReason())
+                && loser.equals(event.getInvolvedObject().getName())).toList();
+        LOG.info("overlapping selectors: shared went to {}; {} writes in 60 s; {} Event(s) on {}: {}", winner,
+            writes, conflicts.size(), loser, conflicts.isEmpty() ? "" : conflicts.get(0).getMessage());
+        assertThat(writes).as("writes for 60 s after the overlapping controllers converged").isZero();
+        assertThat(conflicts).isNotEmpty().allSatisfy(event -> assertThat(event.getMessage())
+            .contains("ConfigMap " + load.cluster.namespace() + "/shared is controlled by"));
+        assertThat(invariants.violations(metricsPort, healthPort)).isEmpty();
+      } finally {
+        load.cluster.kubectl("delete", "compositecontrollers", load.hostedBy + "-left", load.hostedBy + "-right",
+            "--ignore-not-found");
+      }
+    }
+  }
+
+  /** A hook of one side: its own two children and the one both ask for, all labelled {@code overlap=shared}. */
+  private static JsonNode overlapping(String side) {
+    ObjectNode answer = KubeJson.nodes().objectNode();
+    answer.putObject("status").put("side", side);
+    ArrayNode children = answer.putArray("children");
+    for (String name : List.of(side + "-0", side + "-1", "shared")) {
+      ObjectNode child = children.addObject().put("apiVersion", "v1").put("kind", "ConfigMap");
+      child.putObject("metadata").put("name", name).putObject("labels").put("overlap", "shared");
+      child.putObject("data").put("by", side);
+    }
+    return answer;
+  }
+
+  /** The ConfigMaps labelled {@code overlap=shared}: name to {@code <controller uid>/<own uid>}, one controller. */
+  private Map<String, String> overlapOwners() {
+    Map<String, String> owners = new TreeMap<>();
+    for (ConfigMap child : load.client.configMaps().withLabel("overlap", "shared").list().getItems()) {
+      List<OwnerReference> controllers = child.getMetadata().getOwnerReferences().stream()
+          .filter(ref -> Boolean.TRUE.equals(ref.getController())).toList();
+      assertThat(controllers).as("controllers of %s", child.getMetadata().getName()).hasSizeLessThanOrEqualTo(1);
+      owners.put(child.getMetadata().getName(), (controllers.isEmpty() ? "none" : controllers.get(0).getUid()) + "/"
+          + child.getMetadata().getUid());
+    }
+    return owners;
+  }
+
+  private String uidOf(ParentCrd crd, String name) {
+    return crd.in(load.client).withName(name).get().getMetadata().getUid();
   }
 }

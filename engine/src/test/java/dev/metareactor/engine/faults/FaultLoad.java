@@ -109,6 +109,21 @@ public final class FaultLoad implements AutoCloseable {
     cluster.kubectlWithInput(controllers, "apply", "-f", "-").orThrow();
   }
 
+  /**
+   * Applies a CompositeController {@code <hostedBy>-<suffix>}, labelled for this load's engine, with {@code spec}
+   * (YAML, unindented) as its spec; {@link #close} deletes it with the load's own.
+   */
+  void applyComposite(String suffix, String spec) {
+    cluster.kubectlWithInput("""
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: CompositeController
+        metadata:
+          name: %s-%s
+          labels: {metareactor.dev/hosted-by: %s}
+        spec:
+        %s""".formatted(hostedBy, suffix, hostedBy, spec.strip().indent(2)), "apply", "-f", "-").orThrow();
+  }
+
   /** The parents with {@code spec.value}, the inputs and the map parent. */
   public void createObjects(String value) {
     IntStream.range(0, parentCount).parallel().forEach(i -> parents.in(client)

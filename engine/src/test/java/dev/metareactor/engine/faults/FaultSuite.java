@@ -42,8 +42,10 @@ abstract class FaultSuite {
   void load(LocalCluster cluster, TestInfo test) throws IOException {
     this.load = new FaultLoad(cluster, FaultLoad.PARENTS);
     this.invariants = new Invariants(load);
-    this.dir = Files.createDirectories(Path.of("target", "fault-logs", getClass().getSimpleName(),
-        test.getTestMethod().map(Method::getName).orElse("test")));
+    String method = test.getTestMethod().map(Method::getName).orElse("test");
+    // A parameterized test's runs each get their own directory.
+    String run = test.getDisplayName().startsWith(method) ? "" : "-" + test.getDisplayName().replaceAll("\\W+", "_");
+    this.dir = Files.createDirectories(Path.of("target", "fault-logs", getClass().getSimpleName(), method + run));
   }
 
   @AfterEach
@@ -83,7 +85,7 @@ abstract class FaultSuite {
     long start = System.nanoTime();
     AtomicReference<List<String>> last = new AtomicReference<>(List.of("never checked"));
     try {
-      await().atMost(CONVERGE).pollInterval(Duration.ofSeconds(1)).until(() -> {
+      await().atMost(CONVERGE).pollInterval(Duration.ofMillis(250)).until(() -> {
         last.set(invariants.violations(metricsPort, healthPort));
         return last.get().isEmpty();
       });

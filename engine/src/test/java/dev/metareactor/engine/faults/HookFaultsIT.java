@@ -1,0 +1,146 @@
+package dev.metareactor.engine.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.faults.MisbehavingHook.Mode;
+import dev.metareactor.engine.it.EngineProcess;
+import dev.metareactor.engine.it.ParentCrd;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hook faults, one set of parents at a time: beside the {@link FaultLoad}, {@value #FLAKY} parents of their own
+ * CompositeController call a {@link MisbehavingHook}. While that hook fails in one way, the load runs an update
+ * wave: its invariants must hold and its convergence time is reported beside a wave measured just before with
+ * every hook healthy. Each failing parent gets a {@code SyncError} Event naming the problem (none for a 429 storm,
+ * which is waited out), and every one converges once its hook is healthy again.
+ */
+class HookFaultsIT extends FaultSuite {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HookFaultsIT.class);
+  private static final int FLAKY = 20;
+  /** The flaky controller's webhook timeout: a hanging or trickling hook is cut after it. */
+  private static final String HOOK_TIMEOUT = "2s";
+  private static final String BREAKER_OPEN = "circuit breaker is open, failing fast without calling the hook";
+
+  /** The faults, each with what its Event says ({@code null}: no error Event at all). */
+  enum Fault {
+    ERROR_500(Mode.ERROR_500, "500"),
+    CONNECTION_REFUSED(null, "onnection refused"),
+    HANG(Mode.HANG, "timed out after 2s"),
+    GARBAGE(Mode.GARBAGE, "JSON"),
+    OVERSIZED(Mode.OVERSIZED, "exceeds the limit of 8388608 bytes"),
+    SLOW_LORIS(Mode.SLOW_LORIS, "timed out after 2s"),
+    TOO_MANY_REQUESTS(Mode.TOO_MANY_REQUESTS, null);
+
+    final Mode mode;
+    final String says;
+
+    Fault(Mode mode, String says) {
+      this.mode = mode;
+      this.says = says;
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Fault.class)
+  void aFailingHookFailsOnlyItsOwnParentsAndTheyConvergeOnceItIsHealthy(Fault fault) throws Exception {
+    ParentCrd flaky = ParentCrd.create(load.cluster, "Flaky");
+    try (MisbehavingHook hook = new MisbehavingHook()) {
+      applyFlakyController(flaky, hook.url());
+      IntStream.range(0, FLAKY).forEach(i -> flaky.in(load.client).resource(flaky.object(load.cluster.namespace(),
+          "flaky-" + i, Map.of("value", "one"))).create());
+      try (EngineProcess engine = convergedEngine("engine")) {
+        awaitFlakyConverged(flaky, "one");
+        load.setValue("two");
+        Duration healthy = awaitInvariants();
+
+        if (fault.mode != null) {
+          hook.mode(fault.mode);
+        } else {
+          applyFlakyController(flaky, "http://127.0.0.1:" + EngineProcess.freePort() + "/sync");
+        }
+        setFlakyValue(flaky, "broken");
+        int callsBefore = hook.calls();
+        load.setValue("three");
+        Duration faulty = awaitInvariants();
+        LOG.info("{}: the load's update wave took {} ms with every hook healthy, {} ms beside {} failing parents"
+            + " ({} calls to the failing hook meanwhile; JVM memory in use {} MB)", fault, healthy.toMillis(),
+            faulty.toMillis(), FLAKY, hook.calls() - callsBefore,
+            Math.round(invariants.metric(metricsPort, "jvm_memory_used_bytes") / (1 << 20)));
+
+        if (fault.says != null) {
+          await().atMost(CONVERGE).untilAsserted(() -> assertThat(syncErrors(flaky).keySet())
+              .as("flaky parents with a SyncError Event").hasSize(FLAKY));
+          // Each names the problem, or, once the hook client's circuit breaker has opened on the failures, says so.
+          assertThat(syncErrors(flaky).values())
+              .allSatisfy(message -> assertThat(message).containsAnyOf(fault.says, BREAKER_OPEN))
+              .anySatisfy(message -> assertThat(message).contains(fault.says));
+          assertThat(engine.output()).contains("flaky-0");
+        } else {
+          await().atMost(CONVERGE).until(() -> hook.calls() - callsBefore >= 2 * FLAKY);
+        }
+
+        hook.mode(Mode.HEALTHY);
+        applyFlakyController(flaky, hook.url());
+        awaitFlakyConverged(flaky, "broken");
+        if (fault.says == null) {
+          assertThat(syncErrors(flaky)).as("error Events for a hook answering 429 with Retry-After").isEmpty();
+        }
+        assertThat(engine.isAlive()).isTrue();
+      } finally {
+        load.cluster.kubectl("delete", "compositecontrollers", load.hostedBy + "-flaky", "--ignore-not-found");
+      }
+    }
+  }
+
+  private void applyFlakyController(ParentCrd flaky, String url) {
+    load.applyComposite("flaky", """
+        generateSelector: true
+        parentResource: {apiVersion: %s, resource: %s}
+        childResources:
+        - {apiVersion: v1, resource: configmaps}
+        hooks:
+          sync: {webhook: {url: "%s", timeout: %s}}""".formatted(flaky.apiVersion(), flaky.plural(), url,
+        HOOK_TIMEOUT));
+  }
+
+  private void setFlakyValue(ParentCrd flaky, String value) {
+    IntStream.range(0, FLAKY).forEach(i -> flaky.in(load.client).withName("flaky-" + i)
+        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\": {\"value\": \"" + value + "\"}}"));
+  }
+
+  private void awaitFlakyConverged(ParentCrd flaky, String value) {
+    await().atMost(CONVERGE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+      List<GenericKubernetesResource> parents = flaky.in(load.client).inNamespace(load.cluster.namespace()).list()
+          .getItems();
+      assertThat(parents).hasSize(FLAKY).allSatisfy(parent -> assertThat(
+          ((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status", Map.of())).get("value"))
+          .as(parent.getMetadata().getName()).isEqualTo(value));
+    });
+  }
+
+  /** The flaky parents with a SyncError Event, each with its Event's message. */
+  private Map<String, String> syncErrors(ParentCrd flaky) {
+    List<Event> events = load.client.v1().events().list().getItems();
+    Set<String> kinds = Set.of(flaky.kind());
+    return events.stream()
+        .filter(event -> "SyncError".equals(event.getReason()) && event.getInvolvedObject() != null
+            && kinds.contains(event.getInvolvedObject().getKind()))
+        .collect(Collectors.toMap(event -> event.getInvolvedObject().getName(), Event::getMessage,
+            (a, b) -> a + " | " + b));
+  }
+}

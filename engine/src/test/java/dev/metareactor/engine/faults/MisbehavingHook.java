@@ -1,0 +1,104 @@
+package dev.metareactor.engine.faults;
+
+import dev.metareactor.engine.kube.KubeJson;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * A sync hook that answers well (the parent's {@code spec.value} as {@code status.value}, no children) or in one of
+ * the ways hooks fail in production, switched while it serves. Raw HTTP, so it can do what a well-behaved server
+ * framework would not: hang, trickle bytes, send 10 MB.
+ */
+final class MisbehavingHook implements AutoCloseable {
+
+  /** How the hook answers. */
+  enum Mode {
+    /** 200 with the parent's value as its status. */
+    HEALTHY,
+    /** 500 with an error page. */
+    ERROR_500,
+    /** Reads the request and never answers. */
+    HANG,
+    /** 200 with a body that is not JSON. */
+    GARBAGE,
+    /** 200 with a JSON body of 10 MB (a status with a 10 MB string). */
+    OVERSIZED,
+    /** 200 and then one byte every 200 ms: a JSON answer that never ends within any timeout. */
+    SLOW_LORIS,
+    /** 429 with {@code Retry-After: 1}. */
+    TOO_MANY_REQUESTS
+  }
+
+  private static final int OVERSIZED_BYTES = 10_000_000;
+
+  private final DisposableServer server;
+  private volatile Mode mode = Mode.HEALTHY;
+  private final AtomicInteger calls = new AtomicInteger();
+
+  MisbehavingHook() {
+    server = HttpServer.create().host("127.0.0.1").port(0)
+        .route(routes -> routes.post("/sync", this::answer))
+        .bindNow();
+  }
+
+  String url() {
+    return "http://127.0.0.1:" + server.port() + "/sync";
+  }
+
+  void mode(Mode mode) {
+    this.mode = mode;
+  }
+
+  /** Calls so far, in any mode. */
+  int calls() {
+    return calls.get();
+  }
+
+  private Publisher<Void> answer(HttpServerRequest request, HttpServerResponse response) {
+    calls.incrementAndGet();
+    Mode now = mode;
+    return request.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(body -> switch (now) {
+      case HEALTHY -> json(response, 200, healthy(KubeJson.mapper().readTree(body)));
+      case ERROR_500 -> response.status(500).sendString(Mono.just("<html>internal error</html>")).then();
+      case HANG -> Mono.never();
+      case GARBAGE -> response.status(200).header("Content-Type", "application/json")
+          .sendString(Mono.just("this is not {JSON")).then();
+      case OVERSIZED -> json(response, 200, "{\"status\": {\"value\": \"" + "x".repeat(OVERSIZED_BYTES) + "\"}}");
+      case SLOW_LORIS -> response.status(200).header("Content-Type", "application/json")
+          .sendString(Flux.interval(Duration.ofMillis(200))
+              .map(tick -> tick == 0 ? "{\"status\": {\"value\": \"" : "x"))
+          .then();
+      case TOO_MANY_REQUESTS -> response.status(429).header("Retry-After", "1")
+          .sendString(Mono.just("slow down")).then();
+    });
+  }
+
+  private static String healthy(JsonNode request) {
+    ObjectNode answer = KubeJson.nodes().objectNode();
+    answer.putObject("status").put("value", request.path("parent").path("spec").path("value").asString(""));
+    answer.putArray("children");
+    return answer.toString();
+  }
+
+  private static Mono<Void> json(HttpServerResponse response, int status, String body) {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    return response.status(status).header("Content-Type", "application/json")
+        .header("Content-Length", Integer.toString(bytes.length))
+        .sendByteArray(Mono.just(bytes)).then();
+  }
+
+  @Override
+  public void close() {
+    server.disposeNow();
+  }
+}
