@@ -30,11 +30,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.spi.LoggingEventBuilder;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -66,6 +68,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private static final Duration SYNC_POLL = Duration.ofMillis(50);
   private static final Duration MIN_RESYNC_PERIOD = Duration.ofSeconds(1);
   private static final int RETIRE_WRITES_IN_PARALLEL = 8;
+  /** Numbers the syncs of the process, for their log lines. */
+  private static final AtomicLong SYNC_RUNS = new AtomicLong();
 
   private final Logger log = LoggerFactory.getLogger(getClass());
   private final String kind;
@@ -90,6 +94,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   // them before.
   private @Nullable KeyedWorkQueue<K> queue;
   private @Nullable HookMaterials hookMaterials;
+  private @Nullable SyncMetrics syncMetrics;
   private @Nullable RelatedObjects<K> related;
   private @Nullable Disposable workers;
   /** Set by {@link #wire}, read by syncs and timers after it. */
@@ -350,6 +355,9 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
             context.scheduling(), context.meters());
         hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
             context.scheduling(), this::reportHookProblem);
+        SyncMetrics metrics = new SyncMetrics(context.meters(), name, workerCount);
+        syncMetrics = metrics;
+        subscriptions.add(metrics::close);
         wiring = true;
         try {
           sync = wire(resources);
@@ -397,32 +405,52 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     }
   }
 
-  /** One run of one key; whatever happens ends in an outcome for the queue, never in an error. */
+  /**
+   * One run of one key; whatever happens ends in an outcome for the queue, never in an error. Its log lines carry
+   * {@code controller}, {@code kind}, {@code key} and {@code sync} (the run's number in this process) as fields of
+   * their own, so that a log query can follow one parent or one run.
+   */
   private Mono<Outcome> syncOnce(K key) {
+    long run = SYNC_RUNS.incrementAndGet();
+    SyncMetrics metrics = Objects.requireNonNull(syncMetrics, "made in begin()");
+    long start = metrics.started();
     return Mono.defer(() -> Objects.requireNonNull(sync, "the workers start after wire()").sync(key))
         .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
         .onErrorResume(RetryAfterException.class, e -> {
-          log.debug("{} {}: hook asked to retry {} after {}", kind, name, key, e.delay());
+          syncLine(log.atDebug(), key, run).log("{} {}: hook asked to retry {} after {}", kind, name, key, e.delay());
           return Mono.just(Outcome.retryAfter(e.delay()));
         })
         .onErrorResume(WriteConflicts::only, e -> {
-          log.debug("{} {}: a write for {} conflicted with a newer change; syncing again", kind, name, key);
+          syncLine(log.atDebug(), key, run).log("{} {}: a write for {} conflicted with a newer change; syncing again",
+              kind, name, key);
           return Mono.just(Outcome.failed());
         })
         .onErrorResume(RelatedObjects.NotSyncedException.class, e -> {
-          log.debug("{} {}: {}; syncing {} again", kind, name, e.getMessage(), key);
+          syncLine(log.atDebug(), key, run).log("{} {}: {}; syncing {} again", kind, name, e.getMessage(), key);
           return Mono.just(Outcome.failed());
         })
         .onErrorResume(e -> {
-          reportSyncError(key, e);
+          reportSyncError(key, run, e);
           return Mono.just(Outcome.failed());
-        });
+        })
+        .doOnNext(outcome -> metrics.ended(start, switch (outcome.kind()) {
+          case FAILED -> SyncMetrics.Result.ERROR;
+          case RETRY_AFTER -> SyncMetrics.Result.REQUEUE;
+          case SUCCESS -> outcome.after().isZero() ? SyncMetrics.Result.SUCCESS : SyncMetrics.Result.REQUEUE_AFTER;
+          case CANCELLED -> SyncMetrics.Result.ERROR;
+        }))
+        .doOnCancel(() -> metrics.ended(start, SyncMetrics.Result.ERROR));
   }
 
-  private void reportSyncError(K key, Throwable error) {
+  private LoggingEventBuilder syncLine(LoggingEventBuilder line, K key, long run) {
+    return line.addKeyValue("controller", name).addKeyValue("kind", kind).addKeyValue("key", key.toString())
+        .addKeyValue("sync", run);
+  }
+
+  private void reportSyncError(K key, long run, Throwable error) {
     String message = error.getMessage() == null ? error.getClass().getName() : error.getMessage();
-    log.warn("{} {}: sync of {} failed: {}", kind, name, key, message);
-    log.debug("{} {}: sync of {} failed", kind, name, key, error);
+    syncLine(log.atWarn(), key, run).log("{} {}: sync of {} failed: {}", kind, name, key, message);
+    syncLine(log.atDebug(), key, run).setCause(error).log("{} {}: sync of {} failed", kind, name, key);
     Objects.requireNonNull(sync, "the workers start after wire()").cached(key).ifPresent(object ->
         context.events().record(object, key.about(), EventRecorder.Type.Warning, "SyncError",
             "Sync error: " + key.about() + message));

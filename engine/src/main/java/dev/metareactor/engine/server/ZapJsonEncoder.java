@@ -23,14 +23,18 @@ import tools.jackson.core.io.JsonStringEncoder;
  * in upstream's logs reads the same here: {@code {"level":"info","ts":"2026-11-23T17:25:24Z","msg":"Successfully
  * acquired lease","lock":"default/metacontroller"}} — level in zap's lower-case names, the time as
  * {@code --zap-time-encoding} says (RFC 3339 to the second by default, in the process's time zone, as Go's local
- * time), the formatted message as {@code msg}, the event's key-value pairs as top-level members in the order they
- * were added, then for an exception {@code error} (its class and message) and {@code stacktrace}.
+ * time), {@code logger} (the simple name of the class that logs), the formatted message as {@code msg}, the event's
+ * key-value pairs as top-level members in the order they were added, then for an exception {@code error} (its class
+ * and message) and {@code stacktrace}. The leader-election lines reproduce client-go's as Metacontroller prints
+ * them, character for character, and so carry no {@code logger}, as upstream's do not.
  *
  * <p>Never throws: a log line that cannot be written as intended is still written.
  */
 final class ZapJsonEncoder extends EncoderBase<ILoggingEvent> {
 
   private static final byte[] NO_BYTES = new byte[0];
+  /** The logger whose lines are upstream's (client-go's leader election), written without {@code logger}. */
+  private static final String UPSTREAM_VERBATIM = LeaderElection.class.getName();
   private static final DateTimeFormatter RFC3339 = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ssXXX");
   private static final DateTimeFormatter RFC3339_NANO = DateTimeFormatter.ISO_OFFSET_DATE_TIME;
   private static final DateTimeFormatter ISO8601 = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSxx");
@@ -58,6 +62,11 @@ final class ZapJsonEncoder extends EncoderBase<ILoggingEvent> {
     StringBuilder line = new StringBuilder(160);
     line.append("{\"level\":\"").append(level(event.getLevel())).append("\",\"ts\":");
     timestamp(line, event.getInstant());
+    String logger = event.getLoggerName();
+    if (logger != null && !logger.equals(UPSTREAM_VERBATIM)) {
+      line.append(",\"logger\":");
+      string(line, logger.substring(logger.lastIndexOf('.') + 1));
+    }
     line.append(",\"msg\":");
     string(line, event.getFormattedMessage());
     List<KeyValuePair> pairs = event.getKeyValuePairs();

@@ -59,6 +59,19 @@ class ZapJsonEncoderTest {
   }
 
   @Test
+  void linesOfOtherLoggersNameTheirClassAsLoggerBeforeMsg() {
+    ZapJsonEncoder encoder = new ZapJsonEncoder(TimeEncoding.RFC3339, ZoneOffset.UTC);
+    LoggingEvent event = new LoggingEvent(ZapJsonEncoderTest.class.getName(),
+        context.getLogger("dev.metareactor.engine.controller.composite.CompositeController"), Level.WARN,
+        "sync of {} failed", null, new Object[] {"ns/a"});
+    event.setInstant(AT);
+    event.addKeyValuePair(new KeyValuePair("key", "ns/a"));
+
+    assertThat(encode(encoder, event)).isEqualTo("{\"level\":\"warn\",\"ts\":\"2026-11-23T17:25:24Z\","
+        + "\"logger\":\"CompositeController\",\"msg\":\"sync of ns/a failed\",\"key\":\"ns/a\"}\n");
+  }
+
+  @Test
   void keyValuesKeepTheirJsonTypesAndLevelsHaveZapsNames() {
     ZapJsonEncoder encoder = new ZapJsonEncoder(TimeEncoding.RFC3339, ZoneOffset.UTC);
     LoggingEvent event = event(Level.TRACE, "m", null, null);

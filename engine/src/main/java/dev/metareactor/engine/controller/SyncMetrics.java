@@ -1,0 +1,96 @@
+package dev.metareactor.engine.controller;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One hosted controller's syncs, under the names controller-runtime gives its reconciles, so that the dashboards
+ * and alerts written for controller-runtime operators work on Metareactor as they are:
+ * {@code controller_runtime_reconcile_total{controller,result}} ({@code result}: {@code success}, {@code error},
+ * {@code requeue} for a hook's 429, {@code requeue_after} for a resync the hook asked for),
+ * {@code controller_runtime_reconcile_errors_total{controller}}, {@code controller_runtime_reconcile_time_seconds}
+ * (a histogram), {@code controller_runtime_active_workers} and {@code controller_runtime_max_concurrent_reconciles}.
+ * {@code controller} is the controller object's name. {@link #close} removes them when the controller stops.
+ */
+final class SyncMetrics implements AutoCloseable {
+
+  /** How a sync ended, as controller-runtime's {@code result} label says it. */
+  enum Result {
+    SUCCESS("success"), ERROR("error"), REQUEUE("requeue"), REQUEUE_AFTER("requeue_after");
+
+    final String label;
+
+    Result(String label) {
+      this.label = label;
+    }
+  }
+
+  private static final Duration[] BUCKETS = {Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25),
+      Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
+      Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5), Duration.ofSeconds(10),
+      Duration.ofSeconds(30), Duration.ofSeconds(60)};
+
+  private final MeterRegistry registry;
+  private final Map<Result, Counter> results = new EnumMap<>(Result.class);
+  private final Counter errors;
+  private final Timer time;
+  private final AtomicInteger active = new AtomicInteger();
+  private final List<Meter> meters = new ArrayList<>();
+  private final Tags tags;
+
+  SyncMetrics(MeterRegistry registry, String controller, int workers) {
+    this.registry = registry;
+    this.tags = Tags.of("controller", controller);
+    for (Result result : Result.values()) {
+      results.put(result, keep(Counter.builder("controller_runtime.reconcile").tags(tags)
+          .tag("result", result.label).description("Syncs, by how they ended").register(registry)));
+    }
+    this.errors = keep(Counter.builder("controller_runtime.reconcile.errors").tags(tags)
+        .description("Syncs that failed").register(registry));
+    this.time = keep(Timer.builder("controller_runtime.reconcile.time").tags(tags)
+        .serviceLevelObjectives(BUCKETS).description("How long a sync took").register(registry));
+    keep(Gauge.builder("controller_runtime.active.workers", active, AtomicInteger::get).tags(tags)
+        .description("Syncs running now").register(registry));
+    keep(Gauge.builder("controller_runtime.max.concurrent.reconciles", () -> workers).tags(tags)
+        .description("The controller's workers").register(registry));
+  }
+
+  private <M extends Meter> M keep(M meter) {
+    meters.add(meter);
+    return meter;
+  }
+
+  /** A sync starts; returns when it did, for {@link #ended}. */
+  long started() {
+    active.incrementAndGet();
+    return System.nanoTime();
+  }
+
+  /** The sync that {@link #started} at {@code start} ended so. */
+  void ended(long start, Result result) {
+    active.decrementAndGet();
+    time.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    Objects.requireNonNull(results.get(result), "one counter per result").increment();
+    if (result == Result.ERROR) {
+      errors.increment();
+    }
+  }
+
+  @Override
+  public void close() {
+    meters.forEach(registry::remove);
+    registry.find("controller_runtime.reconcile.time.histogram").tags(tags).meters().forEach(registry::remove);
+  }
+}
