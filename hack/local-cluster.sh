@@ -587,6 +587,34 @@ wait_healthy() { # COMPONENT
   esac
 }
 
+component_port() { # COMPONENT: the port it listens on for clients
+  case $1 in
+    etcd) echo "$ETCD_PORT" ;;
+    kube-apiserver) echo "$API_PORT" ;;
+    kube-controller-manager) echo "$KCM_PORT" ;;
+  esac
+}
+
+# A process that live_pid already calls gone (its memory released, its cmdline empty) may still hold its files,
+# listening sockets included, for a moment while it exits: on a loaded machine, a component started again at once
+# on the same port then failed with "address already in use". Waits (at most 10 s) until PID holds no file.
+wait_files_closed() { # PID
+  local i
+  for (( i = 0; i < 200; i++ )); do
+    [[ -n $(ls -A "/proc/$1/fd" 2>/dev/null) ]] || return 0
+    sleep 0.05
+  done
+}
+
+wait_port_free() { # PORT
+  local i
+  for (( i = 0; i < 200; i++ )); do
+    port_in_use "$1" || return 0
+    sleep 0.05
+  done
+  die "port 127.0.0.1:$1 is still in use"
+}
+
 cmd_restart() { # COMPONENT [--down-for=SECONDS] [--kill]
   local c=${1:-} down_for=0 kill=false t0=$SECONDS arg pid i
   component_arg "$c"
@@ -601,14 +629,16 @@ cmd_restart() { # COMPONENT [--down-for=SECONDS] [--kill]
   load_running
   local -a cmdline
   mapfile -d '' cmdline < "$STATE_DIR/cmdlines/$c"
+  pid=$(live_pid "$c") || die "$c is not running"
   if $kill; then
-    pid=$(live_pid "$c")
     log "killing $c (pid $pid)"
     kill -KILL "$pid"
     for (( i = 0; i < 100; i++ )); do live_pid "$c" >/dev/null || break; sleep 0.05; done
     rm -f "$(pid_file "$c")"
   fi
   stop_component "$c"
+  wait_files_closed "$pid"
+  wait_port_free "$(component_port "$c")"
   (( down_for > 0 )) && { log "$c stays down for ${down_for}s"; sleep "$down_for"; }
   start_component "$c" "${cmdline[@]}"
   wait_healthy "$c"
