@@ -81,9 +81,27 @@ public final class DynamicApply {
     return mergeUpdate(observed, desired, GoJson.marshal(desired));
   }
 
+  /**
+   * The update of {@code observed} towards {@code desired} when what was applied last is known otherwise than from
+   * the annotation, which {@code observed} lacks (a child written by server-side apply before, whose applied fields
+   * say it): the same merge with {@code lastApplied} in the annotation's place.
+   *
+   * @param lastApplied what was applied last; {@code null} for nothing
+   */
+  public static ApplyResult update(ObjectNode observed, JsonNode lastApplied, ObjectNode desired) {
+    Objects.requireNonNull(observed, "observed");
+    Objects.requireNonNull(desired, "desired");
+    ObjectNode wanted = LastAppliedConfiguration.withoutAnnotation(desired);
+    return mergeUpdate(observed, lastApplied, wanted, GoJson.marshal(wanted));
+  }
+
   /** The full three-way merge; {@code desired} has no last-applied annotation. */
   static ApplyResult mergeUpdate(ObjectNode observed, ObjectNode desired, String newLastApplied) {
-    JsonNode lastApplied = LastAppliedConfiguration.read(observed);
+    return mergeUpdate(observed, LastAppliedConfiguration.read(observed), desired, newLastApplied);
+  }
+
+  private static ApplyResult mergeUpdate(ObjectNode observed, JsonNode lastApplied, ObjectNode desired,
+      String newLastApplied) {
     ObjectNode merged = observed.deepCopy();
     ThreeWayMerge.mergeObject(merged, lastApplied != null && lastApplied.isObject() ? (ObjectNode) lastApplied : null,
         desired);
