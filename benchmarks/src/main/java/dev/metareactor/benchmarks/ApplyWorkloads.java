@@ -1,6 +1,7 @@
 package dev.metareactor.benchmarks;
 
 import dev.metareactor.apply.DynamicApply;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -138,6 +139,59 @@ final class ApplyWorkloads {
     spec.putObject("securityContext");
     spec.putArray("tolerations").addObject().put("key", "node.kubernetes.io/not-ready").put("operator", "Exists")
         .put("effect", "NoExecute").put("tolerationSeconds", 300);
+  }
+
+  /**
+   * The {@code fieldsV1} the API server records for an apply of {@code configuration} to {@code live}: every field
+   * it sets, with the items of object lists keyed as Kubernetes' schemas key them (a container port by
+   * {@code containerPort} and the {@code protocol} the server defaulted, a volume mount by {@code mountPath},
+   * containers, env vars, volumes and the custom resource's members by {@code name}).
+   */
+  static ObjectNode appliedFields(JsonNode configuration, JsonNode live) {
+    ObjectNode set = F.objectNode();
+    configuration.properties().forEach(field -> {
+      if (field.getKey().equals("apiVersion") || field.getKey().equals("kind")) {
+        return;
+      }
+      JsonNode value = field.getValue();
+      JsonNode liveValue = live.path(field.getKey());
+      ObjectNode child;
+      if (field.getKey().equals("metadata")) {
+        ObjectNode rest = ((ObjectNode) value).deepCopy();
+        rest.remove("name");
+        rest.remove("namespace");
+        child = appliedFields(rest, liveValue);
+      } else if (value.isObject()) {
+        child = appliedFields(value, liveValue);
+      } else if (value.isArray() && value.size() > 0 && value.get(0).isObject()) {
+        child = F.objectNode();
+        for (int i = 0; i < value.size(); i++) {
+          ObjectNode key = keyOf(value.get(i), liveValue.path(i));
+          ObjectNode item = appliedFields(value.get(i), liveValue.path(i));
+          item.putObject(".");
+          child.set("k:" + key, item);
+        }
+      } else {
+        child = F.objectNode();
+      }
+      if (!child.isEmpty() || !field.getKey().equals("metadata")) {
+        set.set("f:" + field.getKey(), child);
+      }
+    });
+    return set;
+  }
+
+  private static ObjectNode keyOf(JsonNode item, JsonNode liveItem) {
+    ObjectNode key = F.objectNode();
+    if (item.has("containerPort")) {
+      key.set("containerPort", item.get("containerPort"));
+      key.set("protocol", liveItem.path("protocol"));
+    } else if (item.has("mountPath")) {
+      key.set("mountPath", item.get("mountPath"));
+    } else {
+      key.set("name", item.get("name"));
+    }
+    return key;
   }
 
   private static ObjectNode object(String apiVersion, String kind, String name) {
