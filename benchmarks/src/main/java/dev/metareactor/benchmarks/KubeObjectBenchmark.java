@@ -70,7 +70,7 @@ public class KubeObjectBenchmark {
         String field = parser.currentName();
         parser.nextToken();
         if (field.equals("object")) {
-          return KubeObject.read(parser, event, "v1", "ConfigMap");
+          return KubeObject.read(parser, event, "v1", "ConfigMap", "metacontroller");
         }
         parser.skipChildren();
       }

@@ -2,6 +2,7 @@ package dev.metareactor.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
@@ -16,13 +17,16 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The examples' own end-to-end scripts, run as a user runs them: each example's {@code test.sh} against the local
  * control plane, with an engine in this JVM hosting every controller (the script creates its controller with
- * kubectl, unlabelled); hello-world's once with the Python hook and once with the Java one.
+ * kubectl, unlabelled); hello-world's once with the Python hook and once with the Java one. Every script runs under
+ * both apply strategies, as Metacontroller's CI runs its examples against its {@code dev} and {@code dev-ssa}
+ * manifests.
  */
 @LocalKubernetes
 class ExamplesIT {
@@ -55,48 +59,58 @@ class ExamplesIT {
   void start(LocalCluster cluster) {
     this.cluster = cluster;
     this.repo = cluster.controlPlane().repoRoot();
-    this.engine = EngineUnderTest.startHostingAll(cluster);
   }
 
   @AfterEach
   void closeEngine() {
-    engine.close();
+    if (engine != null) {
+      engine.close();
+    }
   }
 
-  @Test
-  void helloWorldWithThePythonHook(@TempDir Path dir) throws Exception {
-    runExampleTest(HELLO_WORLD, dir, Map.of());
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(ApplyStrategy.class)
+  void helloWorldWithThePythonHook(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
+    runExampleTest(HELLO_WORLD, strategy, dir, Map.of());
   }
 
-  @Test
-  void helloWorldWithTheJavaHook(@TempDir Path dir) throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(ApplyStrategy.class)
+  void helloWorldWithTheJavaHook(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
     Path jar = repo.resolve("examples/hello-world-java/target/hello-hook.jar");
     assertThat(jar).as("built by examples/hello-world-java, which the reactor builds before engine").exists();
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    runExampleTest(HELLO_WORLD, dir, Map.of("HOOK_CMD", java + " -jar " + jar));
+    runExampleTest(HELLO_WORLD, strategy, dir, Map.of("HOOK_CMD", java + " -jar " + jar));
   }
 
   /** A MapController: Snapshots of the selected PVCs, one per interval; a deleted PVC's kept until their TTL. */
-  @Test
-  void snapshotSchedule(@TempDir Path dir) throws Exception {
-    runExampleTest(SNAPSHOT_SCHEDULE, dir, Map.of());
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(ApplyStrategy.class)
+  void snapshotSchedule(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
+    runExampleTest(SNAPSHOT_SCHEDULE, strategy, dir, Map.of());
   }
 
   /** A StatefulSet-like parent: ordered start, and a rolling update of its Pods one at a time (RollingRecreate). */
-  @Test
-  void catset(@TempDir Path dir) throws Exception {
-    runExampleTest(CATSET, dir, Map.of());
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(ApplyStrategy.class)
+  void catset(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
+    runExampleTest(CATSET, strategy, dir, Map.of());
   }
 
   /** Two ReplicaSets and a Service: a new template on the idle color, the Service switched once it is ready. */
-  @Test
-  void bluegreen(@TempDir Path dir) throws Exception {
-    runExampleTest(BLUEGREEN, dir, Map.of());
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(ApplyStrategy.class)
+  void bluegreen(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
+    runExampleTest(BLUEGREEN, strategy, dir, Map.of());
   }
 
-  /** Runs the script with the given extra environment and asserts it exits 0, showing its output if not. */
-  private void runExampleTest(Example example, Path dir, Map<String, String> env)
+  /**
+   * Starts an engine with {@code --apply-strategy=<strategy>}, runs the script with the given extra environment and
+   * asserts it exits 0, showing its output if not.
+   */
+  private void runExampleTest(Example example, ApplyStrategy strategy, Path dir, Map<String, String> env)
       throws IOException, InterruptedException {
+    engine = EngineUnderTest.startHostingAll(cluster, "--apply-strategy=" + strategy.flagValue());
     String script = "examples/" + example.name() + "/test.sh";
     Path output = dir.resolve("test.log");
     // Output to a file, not inherited: writing to the forked JVM's stdout would corrupt Failsafe's channel.

@@ -44,7 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
 @LocalKubernetes
 class ManifestsIT {
 
-  private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "ha");
+  private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "dev-ssa", "ha");
   private static final String NAMESPACE = "metacontroller";
   /** Parents of the fault suite's load the installed engine must converge. */
   private static final int LOAD = 20;
@@ -91,9 +91,10 @@ class ManifestsIT {
   }
 
   /**
-   * Each kustomization over the one before (production, then dev's and ha's changes to it): applied, and applied
-   * again without a change; then ha's delete removes everything, the CRDs included. (One uninstall: CRDs deleted and
-   * created again within seconds can keep the API server's cleanup of the next deletion waiting for minutes.)
+   * Each kustomization over the one before (production, then the changes of dev, dev-ssa and ha to it): applied, and
+   * applied again without a change; then ha's delete removes everything, the CRDs included. (One uninstall: CRDs
+   * deleted and created again within seconds can keep the API server's cleanup of the next deletion waiting for
+   * minutes.)
    */
   @Test
   void everyKustomizationInstallsChangesNothingWhenAppliedAgainAndUninstallsCompletely(LocalCluster cluster) {

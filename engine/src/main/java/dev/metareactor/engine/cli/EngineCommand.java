@@ -116,8 +116,7 @@ public final class EngineCommand implements Callable<Integer> {
   String targetLabelSelector;
 
   @Option(names = {"--apply-strategy", "-apply-strategy"}, paramLabel = "STRATEGY", defaultValue = "dynamic-apply",
-      description = "dynamic-apply (default: ${DEFAULT-VALUE}); server-side-apply is recognised but not supported "
-          + "yet: the engine refuses to start with it.")
+      description = "How children are written: dynamic-apply (default: ${DEFAULT-VALUE}) or server-side-apply.")
   String applyStrategy;
 
   @Option(names = {"--apply-strategy-ssa-field-manager", "-apply-strategy-ssa-field-manager"}, paramLabel = "NAME",

@@ -4,6 +4,7 @@ import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.ControllerSpec;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.api.WorkersAnnotation;
+import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.events.EventRecorder;
@@ -83,6 +84,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private final ControllerContext context;
   private final Finalizers finalizers;
   private final Map<String, Optional<HookConfig>> hookConfigs;
+  private final ChildApplier applier;
 
   private volatile Phase phase = Phase.NEW;
   /** Guards everything below: start and stop may race (a spec change while the controller still starts). */
@@ -120,6 +122,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     this.context = Objects.requireNonNull(context, "context");
     this.workerCount = WorkersAnnotation.workers(controllerObject.annotations(), context.options().workers());
     this.finalizers = new Finalizers(spec.finalizerName(), context.api());
+    this.applier = ChildApplier.of(context.options().applyStrategy(), context.api(),
+        context.options().ssaFieldManager());
     Map<String, Optional<HookConfig>> configs = new LinkedHashMap<>();
     spec.hooksByName().forEach((hookName, hook) ->
         configs.put(hookName, HookConfig.of(hook, spec.endpointConfigs(), hookName)));
@@ -177,6 +181,11 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
 
   protected final Finalizers finalizers() {
     return finalizers;
+  }
+
+  /** How the objects the controller owns are written ({@code --apply-strategy}). */
+  protected final ChildApplier applier() {
+    return applier;
   }
 
   /**
@@ -258,7 +267,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
       RelatedObjects<K> relatedObjects, ObjectSync.Hooks hooks) {
     ParentEvents events = context.events()::record;
     return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson, hooks, relatedObjects,
-        new ChildrenManager(context.api(), events), finalizers, events);
+        new ChildrenManager(context.api(), applier, events), finalizers, events);
   }
 
   /** The hook named {@code type} as a sync calls it, or {@code null} when the object has none; only in wire(). */

@@ -1,7 +1,6 @@
 package dev.metareactor.engine.controller;
 
-import dev.metareactor.apply.ApplyResult;
-import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.KubeObject;
@@ -15,20 +14,17 @@ import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
-import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Converges a parent's children to the desired set, as Metacontroller's {@code ManageChildren} does with dynamic
- * apply:
+ * Converges a parent's children to the desired set, as Metacontroller's {@code ManageChildren} does, writing through
+ * the {@link ChildApplier} of {@code --apply-strategy}:
  * <ul>
  *   <li>observed children that are not desired (and not already being deleted) are deleted, with background
  *       propagation and a UID precondition;</li>
- *   <li>desired children that do not exist are created with the last-applied annotation and a ControllerRef to
- *       the parent;</li>
- *   <li>existing children are merged ({@link DynamicApply}); when that changes them, the child type's update
- *       method decides: {@code OnDelete} leaves them, {@code Recreate} deletes them (the next sync creates them
- *       again), {@code InPlace} updates them. Children being deleted are left alone.</li>
+ *   <li>desired children that do not exist are created, with a ControllerRef to the parent;</li>
+ *   <li>existing children the applier says would change: the child type's update method decides: {@code OnDelete}
+ *       leaves them, {@code Recreate} deletes them once the applier confirms the change (the next sync creates them
+ *       again), {@code InPlace} writes them. Children being deleted are left alone.</li>
  * </ul>
  * Every write is attempted even when some fail (a failed delete must not block a create); the failures are
  * reported together at the end. Not found on delete or update, already exists on create and conflicts on update
@@ -45,11 +41,17 @@ public final class ChildrenManager {
   private static final Logger LOG = LoggerFactory.getLogger(ChildrenManager.class);
 
   private final ObjectApi api;
+  private final ChildApplier applier;
   private final ParentEvents events;
 
-  /** @param events where a parent's {@code ChildConflict} Warnings go */
-  public ChildrenManager(ObjectApi api, ParentEvents events) {
+  /**
+   * @param api where deletes go
+   * @param applier how children are created and updated
+   * @param events where a parent's {@code ChildConflict} Warnings go
+   */
+  public ChildrenManager(ObjectApi api, ChildApplier applier, ParentEvents events) {
     this.api = Objects.requireNonNull(api, "api");
+    this.applier = Objects.requireNonNull(applier, "applier");
     this.events = Objects.requireNonNull(events, "events");
   }
 
@@ -85,24 +87,29 @@ public final class ChildrenManager {
     for (DesiredChild child : desired) {
       KubeObject current = existing.getOrDefault(child.type(), Map.of())
           .get(key(child.namespace(), child.name()));
-      writes.add(current == null ? create(parent, child) : update(current, child));
+      writes.add(current == null ? create(parent, child) : update(parent, current, child));
     }
     return WriteBatch.run("can't reconcile children", writes);
   }
 
   private Mono<Void> create(KubeObject parent, DesiredChild child) {
-    OwnerRef other = child.type().informer().get(child.namespace(), child.name()).map(KubeObject::controller)
-        .filter(controller -> !controller.uid().equals(parent.uid())).orElse(null);
-    if (other != null) {
+    KubeObject cached = child.type().informer().get(child.namespace(), child.name()).orElse(null);
+    OwnerRef other = cached == null ? null : cached.controller();
+    if (other != null && !other.uid().equals(parent.uid())) {
       String message = child.type().resource().kind() + " " + child.namespacedName() + " is controlled by "
           + other.kind() + " " + other.name() + " (uid " + other.uid() + "); it is left to that controller";
       LOG.warn("{} {}: {}", parent.kind(), parent.namespacedName(), message);
       events.record(parent, EventRecorder.Type.Warning, "ChildConflict", message);
       return Mono.empty();
     }
-    ObjectNode object = DynamicApply.create(child.object()).object();
-    addControllerRef(object, parent);
-    return api.create(child.type().resource(), object)
+    if (cached != null && other == null) {
+      // An object this parent did not adopt (its labels don't match the selector): a create is refused, as it is
+      // here; server-side apply would take it over.
+      LOG.debug("{} {} exists and is not {}'s child: left as it is", child.type().resource().kind(),
+          child.namespacedName(), parent.describe());
+      return Mono.empty();
+    }
+    return applier.create(parent, child.type().resource(), child.object())
         .doOnSuccess(created -> LOG.debug("created {} {}", child.type().resource().kind(), child.namespacedName()))
         .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> {
           LOG.debug("{} {} already exists", child.type().resource().kind(), child.namespacedName());
@@ -112,22 +119,25 @@ public final class ChildrenManager {
         .then();
   }
 
-  private Mono<Void> update(KubeObject current, DesiredChild child) {
+  private Mono<Void> update(KubeObject parent, KubeObject current, DesiredChild child) {
     if (current.deleting()) {
       return Mono.empty();
     }
-    ApplyResult result = DynamicApply.update(current.toTree(), child.object());
-    if (!result.changed()) {
-      return Mono.empty();
-    }
     ChildType type = child.type();
-    if (type.updateMethod().recreate()) {
-      return delete(type, current, "changed, update method " + type.updateMethod());
-    }
-    if (!type.updateMethod().inPlace()) {
+    if (!type.updateMethod().recreate() && !type.updateMethod().inPlace()) {
       return Mono.empty(); // OnDelete: the new state applies when someone deletes the child
     }
-    return api.update(type.resource(), result.object())
+    ChildApplier.Change change = applier.change(parent, type.resource(), current, child.object());
+    if (change == null) {
+      return Mono.empty();
+    }
+    if (type.updateMethod().recreate()) {
+      return change.confirmed()
+          .onErrorMap(e -> failure("check", type, child.namespacedName(), e))
+          .flatMap(changed -> changed ? delete(type, current, "changed, update method " + type.updateMethod())
+              : Mono.empty());
+    }
+    return change.write()
         .doOnSuccess(updated -> LOG.debug("updated {} {}", type.resource().kind(), child.namespacedName()))
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409, e -> Mono.empty())
         .onErrorMap(e -> failure("update", type, child.namespacedName(), e))
@@ -140,19 +150,6 @@ public final class ChildrenManager {
         .doOnSuccess(ignored -> LOG.debug("deleted {} {}: {}", type.resource().kind(), name, why))
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409, e -> Mono.empty())
         .onErrorMap(e -> failure("delete", type, name, e));
-  }
-
-  private static void addControllerRef(ObjectNode object, KubeObject parent) {
-    ObjectNode metadata = (ObjectNode) object.get("metadata");
-    ArrayNode refs = metadata.has("ownerReferences") && metadata.get("ownerReferences").isArray()
-        ? (ArrayNode) metadata.get("ownerReferences")
-        : metadata.putArray("ownerReferences");
-    for (var ref : refs) {
-      if (parent.storedUid().equals(ref.path("uid").asString(null))) {
-        return;
-      }
-    }
-    OwnerRef.controllerOf(parent).appendTo(refs);
   }
 
 

@@ -51,7 +51,8 @@ import tools.jackson.databind.node.ObjectNode;
  *       object are the same (the {@code --cache-flush-interval}, as upstream: a replay, not a relist).</li>
  * </ul>
  *
- * <p>Objects are {@link KubeObject}s: bytes plus parsed metadata, without {@code managedFields}.
+ * <p>Objects are {@link KubeObject}s: bytes plus parsed metadata, without {@code managedFields} but for what the
+ * engine's field manager applied.
  */
 final class Informer {
 
@@ -110,6 +111,7 @@ final class Informer {
   private final Duration resync;
   private final Map<String, IndexFunction> indexFunctions;
   private final Content content;
+  private final @Nullable String fieldManager;
   private final Scheduler serial;
 
   private final Map<String, KubeObject> store = new ConcurrentHashMap<>();
@@ -145,10 +147,12 @@ final class Informer {
    * @param name only the object of this name, or {@code null} for all
    * @param indexes the indexes to keep, by name
    * @param content whole objects or only their metadata
+   * @param fieldManager the field manager whose server-side apply field sets the cached objects keep, or
+   *     {@code null} for none ({@link KubeObject#appliedFields})
    * @param scheduler where the informer's worker comes from
    */
   Informer(KubeApi api, ApiResource resource, String namespace, @Nullable String name, Duration resync,
-      Map<String, IndexFunction> indexes, Content content, Scheduler scheduler) {
+      Map<String, IndexFunction> indexes, Content content, @Nullable String fieldManager, Scheduler scheduler) {
     this.api = Objects.requireNonNull(api, "api");
     this.resource = Objects.requireNonNull(resource, "resource");
     this.collectionPath = ApiWriter.path(resource, resource.namespaced() ? namespace : "", null);
@@ -160,6 +164,7 @@ final class Informer {
     this.indexFunctions = Map.copyOf(indexes);
     this.indexFunctions.keySet().forEach(index -> this.indexes.put(index, new ConcurrentHashMap<>()));
     this.content = Objects.requireNonNull(content, "content");
+    this.fieldManager = fieldManager;
     this.serial = Schedulers.single(scheduler);
   }
 
@@ -295,7 +300,7 @@ final class Informer {
           version[0] = metadata.path("resourceVersion").asString("");
         } else if (field.equals("items") && value == JsonToken.START_ARRAY) {
           while (parser.nextToken() == JsonToken.START_OBJECT) {
-            KubeObject object = KubeObject.read(parser, body, resource.apiVersion(), resource.kind());
+            KubeObject object = KubeObject.read(parser, body, resource.apiVersion(), resource.kind(), fieldManager);
             listed.put(key(object), object);
           }
         } else {
@@ -354,7 +359,7 @@ final class Informer {
         } else if (field.equals("object") && value == JsonToken.START_OBJECT) {
           // The API server writes the type first; bookmarks and errors carry no Kubernetes object.
           if (type.equals("ADDED") || type.equals("MODIFIED") || type.equals("DELETED")) {
-            object = KubeObject.read(parser, line, resource.apiVersion(), resource.kind());
+            object = KubeObject.read(parser, line, resource.apiVersion(), resource.kind(), fieldManager);
           } else {
             other = KubeJson.readValue(parser);
           }
@@ -392,7 +397,8 @@ final class Informer {
   /** A watch event's object: read as it came, or from its tree when it came before the event's type. */
   private KubeObject eventObject(@Nullable KubeObject object, @Nullable JsonNode tree) {
     return object != null ? object
-        : KubeObject.of(withType((ObjectNode) Objects.requireNonNull(tree, "a watch event without an object")));
+        : KubeObject.parse(KubeJson.bytes(withType((ObjectNode) Objects.requireNonNull(tree,
+            "a watch event without an object"))), fieldManager);
   }
 
   /** Retries a failed list or watch: at once with a relist after 410 Gone, else after a backoff. */

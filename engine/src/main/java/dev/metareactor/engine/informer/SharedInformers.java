@@ -47,6 +47,7 @@ public final class SharedInformers implements Informers, AutoCloseable {
   private final Duration resync;
   private final Scheduler scheduler;
   private final MeterRegistry meters;
+  private final String fieldManager;
   private final Map<Target, Shared> informers = new HashMap<>();
 
   /** What one informer watches: a whole resource ({@code name == null}) or one object of it. */
@@ -60,12 +61,16 @@ public final class SharedInformers implements Informers, AutoCloseable {
   /**
    * @param scheduler where each informer takes the worker its changes and events run on
    * @param meters where each informer's meters are registered while it runs
+   * @param fieldManager the engine's server-side apply field manager: what it applied is kept of each cached object
+   *     ({@link KubeObject#appliedFields})
    */
-  public SharedInformers(KubeApi api, Duration resync, Scheduler scheduler, MeterRegistry meters) {
+  public SharedInformers(KubeApi api, Duration resync, Scheduler scheduler, MeterRegistry meters,
+      String fieldManager) {
     this.api = Objects.requireNonNull(api, "api");
     this.resync = Objects.requireNonNull(resync, "resync");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.meters = Objects.requireNonNull(meters, "meters");
+    this.fieldManager = Objects.requireNonNull(fieldManager, "fieldManager");
   }
 
   /** A lease on the informer of {@code resource}, starting it if nobody holds one yet. */
@@ -124,7 +129,8 @@ public final class SharedInformers implements Informers, AutoCloseable {
   private Shared start(Target target) {
     boolean indexed = target.name() == null && target.content() == Informer.Content.OBJECTS;
     Informer informer = new Informer(api, target.resource(), target.namespace(), target.name(), resync,
-        indexed ? InformerIndexes.all() : Map.of(), target.content(), scheduler);
+        indexed ? InformerIndexes.all() : Map.of(), target.content(),
+        target.content() == Informer.Content.OBJECTS ? fieldManager : null, scheduler);
     informer.start();
     LOG.debug("started informer for {}", target);
     List<Meter> measured = target.name() != null ? List.of() : measure(target, informer);

@@ -5,6 +5,8 @@ import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.ratelimit.TokenBucket;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -56,6 +58,22 @@ public final class ApiWriter implements ObjectApi {
   @Override
   public Mono<KubeObject> get(ApiResource resource, String namespace, String name) {
     return call("get", resource, "GET", path(resource, namespace, name), null, null).map(Written::object);
+  }
+
+  @Override
+  public Mono<ObjectNode> getTree(ApiResource resource, String namespace, String name) {
+    return call("get", resource, "GET", path(resource, namespace, name), null, null)
+        .map(written -> (ObjectNode) KubeJson.mapper().readTree(written.answer()));
+  }
+
+  /** {@code PATCH} with {@code application/apply-patch+yaml}, {@code force=true}; counted as {@code apply}. */
+  @Override
+  public Mono<Written> apply(ApiResource resource, ObjectNode configuration, String fieldManager, boolean dryRun) {
+    String query = "?fieldManager=" + URLEncoder.encode(fieldManager, StandardCharsets.UTF_8) + "&force=true"
+        + (dryRun ? "&dryRun=All" : "");
+    return call(dryRun ? "apply-dry-run" : "apply", resource, "PATCH",
+        path(resource, namespaceOf(configuration), nameOf(configuration)) + query, PatchType.APPLY.contentType(),
+        body(configuration));
   }
 
   /** A create; the namespace is the object's. The body is {@linkplain #body Go's serialization}. */
@@ -172,6 +190,6 @@ public final class ApiWriter implements ObjectApi {
   }
 
   private static byte[] utf8(String text) {
-    return text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return text.getBytes(StandardCharsets.UTF_8);
   }
 }

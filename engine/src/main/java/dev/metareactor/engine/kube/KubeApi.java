@@ -40,7 +40,11 @@ public final class KubeApi implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KubeApi.class);
   private static final byte[] EMPTY = new byte[0];
   private static final int MAX_LINE = 64 << 20;
-  private static final String USER_AGENT = "metareactor";
+  /**
+   * The engine's User-Agent; the API server names the field manager of its writes other than server-side applies
+   * after it ({@code managedFields}' {@code metareactor}, where Metacontroller's writes say {@code metacontroller}).
+   */
+  public static final String USER_AGENT = "metareactor";
 
   private final KubeConfig config;
   private final ConnectionProvider pool;

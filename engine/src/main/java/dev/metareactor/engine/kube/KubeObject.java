@@ -1,7 +1,9 @@
 package dev.metareactor.engine.kube;
 
+import dev.metareactor.apply.FieldSet;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,9 +21,11 @@ import tools.jackson.databind.util.RawValue;
  * metadata the engine routes and indexes by, read once when the object arrives. Immutable and cheap to share
  * between threads.
  *
- * <p>{@code metadata.managedFields} is dropped on arrival: the engine never reads it, and on a ConfigMap it is often
- * the larger half of the object (what controller-runtime's {@code TransformStripManagedFields} does for the same
- * reason). Hooks therefore see objects without it.
+ * <p>{@code metadata.managedFields} is dropped on arrival: on a ConfigMap it is often the larger half of the object
+ * (what controller-runtime's {@code TransformStripManagedFields} does for the same reason), and hooks see objects
+ * without it. The one entry the engine reads is kept aside: the {@link FieldSet} its own field manager applied
+ * ({@link #appliedFields}), which tells server-side apply whether a child needs an apply at all. It exists only on
+ * objects the engine applied, and is as large as what it applied.
  *
  * <p>{@link #toTree()} gives a fresh, mutable tree of the object (parsed from the bytes each time); {@link #raw()}
  * embeds the bytes in a larger tree without parsing them (a hook request carries the observed objects as they are).
@@ -41,6 +45,7 @@ public final class KubeObject {
   private final Map<String, String> annotations;
   private final List<String> finalizers;
   private final List<OwnerRef> ownerReferences;
+  private final byte @Nullable [] appliedFields;
 
   private KubeObject(byte[] json, Meta meta) {
     this.json = json;
@@ -56,6 +61,7 @@ public final class KubeObject {
     this.annotations = meta.annotations;
     this.finalizers = meta.finalizers;
     this.ownerReferences = meta.ownerReferences;
+    this.appliedFields = meta.appliedFields;
   }
 
   /**
@@ -66,10 +72,12 @@ public final class KubeObject {
    * {@code END_OBJECT}.
    *
    * @param apiVersion with {@code kind}, written first when the object lacks them (list items of built-in types do)
+   * @param fieldManager the field manager whose server-side apply field set is kept ({@link #appliedFields}), or
+   *     {@code null} to keep none
    * @throws IllegalArgumentException when the parser is not on an object or it has no {@code metadata.name}
    */
   public static KubeObject read(JsonParser parser, byte[] source, @Nullable String apiVersion,
-      @Nullable String kind) {
+      @Nullable String kind, @Nullable String fieldManager) {
     if (parser.currentToken() != JsonToken.START_OBJECT) {
       throw new IllegalArgumentException("not a JSON object");
     }
@@ -84,7 +92,7 @@ public final class KubeObject {
       } else if (value == JsonToken.VALUE_STRING && field.equals("kind")) {
         meta.kind = parser.getString();
       } else if (value == JsonToken.START_OBJECT && field.equals("metadata")) {
-        cut = readMetadata(parser, source, meta);
+        cut = readMetadata(parser, source, meta, fieldManager);
       } else {
         parser.skipChildren();
       }
@@ -126,7 +134,8 @@ public final class KubeObject {
    * @return the byte range {@code [from, to)} to leave out for {@code managedFields}, with one adjoining comma,
    *     or {@code null} when there is none
    */
-  private static int @Nullable [] readMetadata(JsonParser parser, byte[] source, Meta meta) {
+  private static int @Nullable [] readMetadata(JsonParser parser, byte[] source, Meta meta,
+      @Nullable String fieldManager) {
     int[] cut = null;
     boolean first = true;
     while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
@@ -135,7 +144,11 @@ public final class KubeObject {
       JsonToken value = parser.nextToken();
       switch (field) {
         case "managedFields" -> {
-          parser.skipChildren();
+          if (fieldManager != null && value == JsonToken.START_ARRAY) {
+            meta.appliedFields = appliedFields(parser, source, fieldManager);
+          } else {
+            parser.skipChildren();
+          }
           int valueEnd = (int) parser.currentTokenLocation().getByteOffset() + 1;
           cut = first ? withFollowingComma(source, nameAt, valueEnd) : withPrecedingComma(source, nameAt, valueEnd);
         }
@@ -190,6 +203,43 @@ public final class KubeObject {
     return cut;
   }
 
+  /**
+   * The bytes of the {@code fieldsV1} of {@code fieldManager}'s {@code Apply} entry of the main resource, or
+   * {@code null}; the parser on the {@code managedFields} array's start, left on its end.
+   */
+  private static byte @Nullable [] appliedFields(JsonParser parser, byte[] source, String fieldManager) {
+    byte[] found = null;
+    while (parser.nextToken() == JsonToken.START_OBJECT) {
+      String manager = "";
+      String operation = "";
+      String subresource = "";
+      int from = -1;
+      int to = -1;
+      while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+        String field = parser.currentName();
+        JsonToken value = parser.nextToken();
+        if (value == JsonToken.VALUE_STRING) {
+          switch (field) {
+            case "manager" -> manager = parser.getString();
+            case "operation" -> operation = parser.getString();
+            case "subresource" -> subresource = parser.getString();
+            default -> { }
+          }
+        } else if (field.equals("fieldsV1") && value == JsonToken.START_OBJECT) {
+          from = (int) parser.currentTokenLocation().getByteOffset();
+          parser.skipChildren();
+          to = (int) parser.currentTokenLocation().getByteOffset() + 1;
+        } else {
+          parser.skipChildren();
+        }
+      }
+      if (from >= 0 && manager.equals(fieldManager) && operation.equals("Apply") && subresource.isEmpty()) {
+        found = Arrays.copyOfRange(source, from, to);
+      }
+    }
+    return found;
+  }
+
   /** A member that is not the first: the comma before it goes with it. */
   private static int[] withPrecedingComma(byte[] source, int nameAt, int valueEnd) {
     int from = nameAt - 1;
@@ -240,6 +290,7 @@ public final class KubeObject {
     Map<String, String> annotations = Map.of();
     List<String> finalizers = List.of();
     List<OwnerRef> ownerReferences = List.of();
+    byte @Nullable [] appliedFields;
   }
 
   /**
@@ -254,9 +305,14 @@ public final class KubeObject {
 
   /** The object in UTF-8 JSON. */
   public static KubeObject parse(byte[] json) {
+    return parse(json, null);
+  }
+
+  /** The object in UTF-8 JSON, with the field set {@code fieldManager} applied ({@link #appliedFields}). */
+  public static KubeObject parse(byte[] json, @Nullable String fieldManager) {
     try (JsonParser parser = KubeJson.mapper().createParser(json)) {
       parser.nextToken();
-      return read(parser, json, null, null);
+      return read(parser, json, null, null, fieldManager);
     }
   }
 
@@ -355,6 +411,14 @@ public final class KubeObject {
    */
   public RawValue raw() {
     return new RawValue(new RawJson(json));
+  }
+
+  /**
+   * The fields the engine's field manager owns through server-side apply ({@code managedFields}' {@code Apply} entry
+   * of that manager), or {@code null} when it applied none, or the object was read without keeping them.
+   */
+  public @Nullable FieldSet appliedFields() {
+    return appliedFields == null ? null : FieldSet.parse(appliedFields);
   }
 
   /** Size of the JSON in bytes. */

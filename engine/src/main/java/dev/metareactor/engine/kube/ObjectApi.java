@@ -23,7 +23,9 @@ public interface ObjectApi {
     /** RFC 7386 JSON merge patch. */
     MERGE("application/merge-patch+json"),
     /** Kubernetes strategic merge patch (built-in types only). */
-    STRATEGIC("application/strategic-merge-patch+json");
+    STRATEGIC("application/strategic-merge-patch+json"),
+    /** Kubernetes server-side apply (a JSON body is valid YAML). */
+    APPLY("application/apply-patch+yaml");
 
     private final String contentType;
 
@@ -49,6 +51,16 @@ public interface ObjectApi {
 
   /** An uncached read. */
   Mono<KubeObject> get(ApiResource resource, String namespace, String name);
+
+  /** An uncached read of the whole object as a tree, {@code metadata.managedFields} included. */
+  Mono<ObjectNode> getTree(ApiResource resource, String namespace, String name);
+
+  /**
+   * A server-side apply of {@code configuration} (its {@code metadata.name} and namespace name the object) as
+   * {@code fieldManager}, taking over fields other managers hold ({@code force}); creates the object when it does not
+   * exist. With {@code dryRun}, the API server answers with the object the apply would make and stores nothing.
+   */
+  Mono<Written> apply(ApiResource resource, ObjectNode configuration, String fieldManager, boolean dryRun);
 
   /** A create; the namespace is the object's. */
   Mono<Written> create(ApiResource resource, ObjectNode object);

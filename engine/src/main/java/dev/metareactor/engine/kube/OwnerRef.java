@@ -1,6 +1,8 @@
 package dev.metareactor.engine.kube;
 
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * One entry of {@code metadata.ownerReferences}.
@@ -16,6 +18,24 @@ public record OwnerRef(String apiVersion, String kind, String name, String uid, 
    */
   public static OwnerRef controllerOf(KubeObject owner) {
     return new OwnerRef(owner.apiVersion(), owner.kind(), owner.name(), owner.storedUid(), true, true);
+  }
+
+  /**
+   * Adds {@code owner}'s ControllerRef ({@link #controllerOf}) to {@code object}'s {@code metadata.ownerReferences},
+   * unless a reference to {@code owner} is there already.
+   *
+   * @param object an object with a {@code metadata} object; changed in place
+   */
+  public static void addControllerTo(ObjectNode object, KubeObject owner) {
+    ObjectNode metadata = (ObjectNode) object.get("metadata");
+    ArrayNode refs = metadata.get("ownerReferences") instanceof ArrayNode existing ? existing
+        : metadata.putArray("ownerReferences");
+    for (JsonNode ref : refs) {
+      if (owner.storedUid().equals(ref.path("uid").asString(null))) {
+        return;
+      }
+    }
+    controllerOf(owner).appendTo(refs);
   }
 
   /** Appends this reference to an {@code ownerReferences} list, in the API's field order. */

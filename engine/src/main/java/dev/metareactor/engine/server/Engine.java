@@ -1,6 +1,5 @@
 package dev.metareactor.engine.server;
 
-import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.ListenAddress;
 import dev.metareactor.engine.config.Scheduling;
@@ -99,7 +98,8 @@ public final class Engine implements AutoCloseable {
     Scheduling scheduling = Scheduling.production();
     this.discovery = new Discovery(kube, options.discoveryInterval(), scheduling.work());
     resources.push(discovery);
-    this.informers = new SharedInformers(kube, options.cacheFlushInterval(), scheduling.work(), meters);
+    this.informers = new SharedInformers(kube, options.cacheFlushInterval(), scheduling.work(), meters,
+        options.ssaFieldManager());
     resources.push(informers);
     ApiWriter api = new ApiWriter(kube, options.apiRate(), meters);
     HookClient hookClient = HookClient.create(
@@ -134,10 +134,6 @@ public final class Engine implements AutoCloseable {
    */
   public static Engine start(EngineOptions options) {
     Objects.requireNonNull(options, "options");
-    if (options.applyStrategy() == ApplyStrategy.SERVER_SIDE_APPLY) {
-      throw new IllegalArgumentException("--apply-strategy=server-side-apply is not supported yet; use "
-          + ApplyStrategy.DYNAMIC_APPLY.flagValue() + " (the default)");
-    }
     KubeApi kube = new KubeApi(KubeConfig.load(options.kubeconfig()), options.apiConcurrency());
     Deque<AutoCloseable> resources = new ArrayDeque<>();
     resources.push(kube);

@@ -45,7 +45,7 @@ class InformerTest {
 
   private Informer informer() {
     informer = new Informer(api, CONFIG_MAPS, "", null, Duration.ZERO, InformerIndexes.all(),
-        Informer.Content.OBJECTS, Schedulers.parallel());
+        Informer.Content.OBJECTS, null, Schedulers.parallel());
     informer.addHandler(event -> events.add(event.type() + " " + event.object().name() + "@"
         + event.object().resourceVersion()));
     return informer;

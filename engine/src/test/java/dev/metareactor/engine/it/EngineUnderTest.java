@@ -67,6 +67,14 @@ public final class EngineUnderTest implements AutoCloseable {
   }
 
   /**
+   * A new engine hosting the same controllers as this one (the same {@link #HOSTED_BY} id), with the default flags
+   * plus {@code flags}: for a test of what an engine finds that another one left (close this one first).
+   */
+  public EngineUnderTest successor(String... flags) {
+    return start(cluster, id, List.of("--target-label-selector=" + HOSTED_BY + "=" + id), flags);
+  }
+
+  /**
    * Like {@link #start}, but without a target label selector: the engine hosts every controller object in the
    * cluster, as a user's engine does. For tests whose controllers come from elsewhere (kubectl, an example's
    * script) and so carry no {@link #HOSTED_BY} label. Controllers other tests leave behind are hosted too, so run

@@ -85,7 +85,7 @@ class KubeLayerIT {
         .withUid(owner.getMetadata().getUid()).withController(true).endOwnerReference().endMetadata().build()).create();
 
     try (SharedInformers informers = new SharedInformers(api, Duration.ofMinutes(30), Schedulers.parallel(),
-        new SimpleMeterRegistry())) {
+        new SimpleMeterRegistry(), "metacontroller")) {
       InformerLease first = informers.acquire(CONFIG_MAPS);
       InformerLease second = informers.acquire(CONFIG_MAPS);
       assertThat(informers.running()).isEqualTo(1);
@@ -137,7 +137,7 @@ class KubeLayerIT {
     client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("other").endMetadata().build())
         .create();
     try (SharedInformers informers = new SharedInformers(api, Duration.ofMinutes(30), Schedulers.parallel(),
-        new SimpleMeterRegistry())) {
+        new SimpleMeterRegistry(), "metacontroller")) {
       InformerLease one = informers.acquireOne(CONFIG_MAPS, ns, "mine");
       await().atMost(Duration.ofSeconds(30)).until(one::hasSynced);
       assertThat(one.get(ns, "mine")).isEmpty();

@@ -93,7 +93,7 @@ class KubeObjectTest {
       parser.nextToken();
       parser.nextToken();
       parser.nextToken();
-      KubeObject cm = KubeObject.read(parser, page, "v1", "ConfigMap");
+      KubeObject cm = KubeObject.read(parser, page, "v1", "ConfigMap", null);
       assertThat(cm.kind()).isEqualTo("ConfigMap");
       assertThat(cm.labels()).isEmpty();
       assertThat(cm.annotations()).isEqualTo(Map.of("s", "x"));

@@ -47,6 +47,16 @@ public final class RecordingApi implements ObjectApi {
     return this;
   }
 
+  /**
+   * Keeps {@code object} as the API server would have it, {@code managedFields} included (which a {@link KubeObject}
+   * drops), without recording a request.
+   */
+  public RecordingApi holding(ApiResource resource, ObjectNode object) {
+    KubeObject described = KubeObject.of(object);
+    objects.put(key(resource, described.namespace(), described.name()), object.deepCopy());
+    return this;
+  }
+
   /** The requests made so far, in order. */
   public synchronized List<Action> actions() {
     return List.copyOf(actions);
@@ -93,6 +103,34 @@ public final class RecordingApi implements ObjectApi {
   }
 
   @Override
+  public Mono<ObjectNode> getTree(ApiResource resource, String namespace, String name) {
+    return Mono.defer(() -> {
+      record("get", resource, namespace, name, null);
+      ObjectNode object = objects.get(key(resource, namespace, name));
+      return object == null ? notFound(name).then(Mono.empty()) : Mono.just(object.deepCopy());
+    });
+  }
+
+  /**
+   * Records a server-side apply ({@code apply}, or {@code apply-dry-run}) and, unless a dry run, keeps the
+   * configuration as the object when there is none yet (a create) and answers with the object as kept otherwise
+   * (not merged, as patches).
+   */
+  @Override
+  public Mono<Written> apply(ApiResource resource, ObjectNode configuration, String fieldManager, boolean dryRun) {
+    return Mono.defer(() -> {
+      KubeObject described = KubeObject.of(configuration);
+      ObjectNode kept = objects.get(key(resource, described.namespace(), described.name()));
+      if (kept != null || dryRun) {
+        record(dryRun ? "apply-dry-run" : "apply", resource, described.namespace(), described.name(),
+            GoJson.marshal(configuration));
+        return Mono.just(new Written(KubeJson.bytes(kept != null ? kept : configuration)));
+      }
+      return store("apply", resource, configuration);
+    });
+  }
+
+  @Override
   public Mono<Written> create(ApiResource resource, ObjectNode object) {
     return Mono.defer(() -> store("create", resource, object));
   }
@@ -108,7 +146,7 @@ public final class RecordingApi implements ObjectApi {
     record(verb, resource, described.namespace(), described.name(), GoJson.marshal(object));
     ObjectNode stored = object.deepCopy();
     ObjectNode metadata = (ObjectNode) stored.get("metadata");
-    if (verb.equals("create")) {
+    if (!verb.equals("update")) {
       metadata.put("uid", "uid-" + versions.incrementAndGet());
     }
     metadata.put("resourceVersion", Long.toString(versions.incrementAndGet()));

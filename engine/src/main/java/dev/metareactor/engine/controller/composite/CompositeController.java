@@ -114,6 +114,6 @@ public final class CompositeController extends AbstractHostedController<ParentKe
     }
     ChildType revisions = new ChildType(revisionResource, acquire(revisionResource), UpdateMethod.ON_DELETE);
     return new RollingUpdate(parent, spec().revisionFieldPaths(), spec().generateSelector(), rules, revisions,
-        claimer, context().api(), workers());
+        claimer, context().api(), applier(), workers());
   }
 }

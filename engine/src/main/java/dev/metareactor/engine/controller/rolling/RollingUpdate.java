@@ -1,12 +1,12 @@
 package dev.metareactor.engine.controller.rolling;
 
-import dev.metareactor.apply.DynamicApply;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.WriteBatch;
+import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
@@ -64,6 +64,7 @@ public final class RollingUpdate {
   private final ChildClaimer claimer;
   private final ObjectApi api;
   private final int hookConcurrency;
+  private final ChildApplier applier;
   private final Rollout rollout;
   private final LabelSelector revisionLabels;
   private final WrittenRevisions written = new WrittenRevisions();
@@ -72,21 +73,24 @@ public final class RollingUpdate {
    * @param fieldPaths {@code revisionHistory.fieldPaths} (empty for the default)
    * @param rules the rolling child rules
    * @param revisions the ControllerRevision resource and its informer
+   * @param applier how children are written: it says whether a child is up to date
    * @param hookConcurrency the most hook calls of one sync at once (the controller's workers)
    */
   public RollingUpdate(ApiResource parentResource, List<String> fieldPaths, boolean generateSelector,
-      List<Rollout.Rule> rules, ChildType revisions, ChildClaimer claimer, ObjectApi api, int hookConcurrency) {
+      List<Rollout.Rule> rules, ChildType revisions, ChildClaimer claimer, ObjectApi api, ChildApplier applier,
+      int hookConcurrency) {
     this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
     this.fieldPaths = List.copyOf(fieldPaths);
     this.generateSelector = generateSelector;
     this.revisions = Objects.requireNonNull(revisions, "revisions");
     this.claimer = Objects.requireNonNull(claimer, "claimer");
     this.api = Objects.requireNonNull(api, "api");
+    this.applier = Objects.requireNonNull(applier, "applier");
     if (hookConcurrency < 1) {
       throw new IllegalArgumentException("hookConcurrency must be at least 1, got " + hookConcurrency);
     }
     this.hookConcurrency = hookConcurrency;
-    this.rollout = new Rollout(rules, RollingUpdate::unchanged);
+    this.rollout = new Rollout(rules);
     ObjectNode selector = KubeJson.nodes().objectNode();
     selector.putObject("matchLabels")
         .put(RevisionObject.API_GROUP_LABEL, parentResource.group())
@@ -191,13 +195,20 @@ public final class RollingUpdate {
               .map(live -> byName.getOrDefault(live.revision().name(),
                   new Rollout.Revision(live.revision().name(), live.revision().claims(), Map.of())))
               .toList();
-          Map<ClaimedChild, KubeObject> children = observedByClaim(observed, parentNamespaced);
+          Map<ClaimedChild, Observed> children = observedByClaim(observed, parentNamespaced);
+          KubeObject parent = synced.object();
           Rollout.Result result = rollout.step(
               new Rollout.Revision(latest.name(), latest.claims(),
                   desiredMap(latestChildren, parentNamespaced)),
               olderRevisions, claim -> {
-                KubeObject child = children.get(claim);
-                return child == null ? null : child.toTree();
+                Observed child = children.get(claim);
+                return child == null ? null : child.object().toTree();
+              }, (claim, desired) -> {
+                Observed child = Objects.requireNonNull(children.get(claim), "an observed child");
+                if (!(desired instanceof ObjectNode wanted)) {
+                  throw new IllegalArgumentException("not a JSON object");
+                }
+                return applier.change(parent, child.resource(), child.object(), wanted) == null;
               });
           ObjectNode status;
           try {
@@ -227,11 +238,15 @@ public final class RollingUpdate {
     return ClaimedChild.of(child.type().resource(), parentNamespaced, child.namespace(), child.name());
   }
 
-  private static Map<ClaimedChild, KubeObject> observedByClaim(Map<ChildType, List<KubeObject>> observed,
+  /** An observed child and its resource. */
+  private record Observed(ApiResource resource, KubeObject object) {}
+
+  private static Map<ClaimedChild, Observed> observedByClaim(Map<ChildType, List<KubeObject>> observed,
       boolean parentNamespaced) {
-    Map<ClaimedChild, KubeObject> byClaim = new HashMap<>();
+    Map<ClaimedChild, Observed> byClaim = new HashMap<>();
     observed.forEach((type, children) -> children.forEach(child -> byClaim.put(
-        ClaimedChild.of(type.resource(), parentNamespaced, child.namespace(), child.name()), child)));
+        ClaimedChild.of(type.resource(), parentNamespaced, child.namespace(), child.name()),
+        new Observed(type.resource(), child))));
     return byClaim;
   }
 
@@ -306,14 +321,6 @@ public final class RollingUpdate {
   private static Throwable failure(String verb, RevisionObject revision, Throwable cause) {
     return new IllegalStateException("can't " + verb + " ControllerRevision " + revision.name() + ": "
         + (cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage()), cause);
-  }
-
-  /** Whether writing {@code desired} over {@code observed} would change nothing, as dynamic apply decides. */
-  private static boolean unchanged(JsonNode observed, JsonNode desired) {
-    if (!(observed instanceof ObjectNode current) || !(desired instanceof ObjectNode wanted)) {
-      throw new IllegalArgumentException("not JSON objects");
-    }
-    return !DynamicApply.update(current, wanted).changed();
   }
 
   @Override

@@ -71,10 +71,13 @@ public final class Rollout {
     }
   }
 
-  /** Whether writing {@code desired} over {@code observed} would change nothing; throws when it cannot tell. */
+  /**
+   * Whether writing {@code desired} over the observed {@code child} (which exists) would change nothing; throws when
+   * it cannot tell.
+   */
   @FunctionalInterface
   public interface UpdateCheck {
-    boolean unchanged(JsonNode observed, JsonNode desired);
+    boolean unchanged(ClaimedChild child, JsonNode desired);
   }
 
   /** The parent's {@code Updated} condition after this step. */
@@ -140,14 +143,12 @@ public final class Rollout {
       Map<ClaimedChild, JsonNode> desiredChildren) {}
 
   private final Map<String, Rule> rules = new HashMap<>();
-  private final UpdateCheck check;
 
-  /** A rollout over these rolling rules (one per API group and kind), deciding "up to date" with {@code check}. */
-  public Rollout(List<Rule> rules, UpdateCheck check) {
+  /** A rollout over these rolling rules (one per API group and kind). */
+  public Rollout(List<Rule> rules) {
     for (Rule rule : rules) {
       this.rules.put(key(rule.apiGroup(), rule.kind()), rule);
     }
-    this.check = Objects.requireNonNull(check, "check");
   }
 
   /**
@@ -156,9 +157,11 @@ public final class Rollout {
    * @param latest the revision whose patch is the parent's current one
    * @param older the other revisions, in the order they were found
    * @param observed the observed child of a claim, or {@code null} when there is none
+   * @param check decides whether a child is up to date (as the apply strategy writes it)
    */
-  public Result step(Revision latest, List<Revision> older,
-      Function<ClaimedChild, @Nullable JsonNode> observed) {
+  public Result step(Revision latest, List<Revision> older, Function<ClaimedChild, @Nullable JsonNode> observed,
+      UpdateCheck check) {
+    Objects.requireNonNull(check, "check");
     List<Revision> all = new ArrayList<>(older.size() + 1);
     all.add(latest);
     all.addAll(older);
@@ -177,7 +180,8 @@ public final class Rollout {
         continue;
       }
       Integer revision = owner.get(child);
-      if (revision == null || revision != 0 && alreadyAsLatest(observed.apply(child), entry.getValue())) {
+      if (revision == null
+          || revision != 0 && observed.apply(child) != null && alreadyAsLatest(child, entry.getValue(), check)) {
         move(child, revision, claims, owner);
       }
     }
@@ -188,7 +192,7 @@ public final class Rollout {
       if (!rolling(child) || revision == null || revision == 0) {
         continue;
       }
-      Optional<String> blocked = blocker(claims.get(0), latest, observed);
+      Optional<String> blocked = blocker(claims.get(0), latest, observed, check);
       if (blocked.isPresent()) {
         updated = Condition.waiting(blocked.get());
       } else {
@@ -226,12 +230,9 @@ public final class Rollout {
   }
 
   /** Whether the observed child is already what latest wants: a move that writes nothing. */
-  private boolean alreadyAsLatest(@Nullable JsonNode observed, JsonNode desired) {
-    if (observed == null) {
-      return false;
-    }
+  private static boolean alreadyAsLatest(ClaimedChild child, JsonNode desired, UpdateCheck check) {
     try {
-      return check.unchanged(observed, desired);
+      return check.unchanged(child, desired);
     } catch (RuntimeException cannotTell) {
       return false;
     }
@@ -239,7 +240,7 @@ public final class Rollout {
 
   /** Why the rollout must wait: the first child on latest that is missing, stale or not ready. */
   private Optional<String> blocker(RevisionClaims onLatest, Revision latest,
-      Function<ClaimedChild, @Nullable JsonNode> observed) {
+      Function<ClaimedChild, @Nullable JsonNode> observed, UpdateCheck check) {
     for (ClaimedChild child : onLatest.children()) {
       Rule rule = rules.get(key(child.apiGroup(), child.kind()));
       JsonNode desired = latest.desired().get(child);
@@ -251,7 +252,7 @@ public final class Rollout {
         return Optional.of("missing child " + child);
       }
       try {
-        if (!check.unchanged(current, desired)) {
+        if (!check.unchanged(child, desired)) {
           return Optional.of("child " + child + " is not updated yet");
         }
       } catch (RuntimeException e) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.UpdateMethod;
+import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
@@ -11,6 +12,7 @@ import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.controller.rolling.RollingUpdate;
 import dev.metareactor.engine.controller.rolling.Rollout;
@@ -68,17 +70,18 @@ class CompositeRollingSyncTest {
     SyncedResource parentType = new SyncedResource(THINGS, parents, parent -> true, finalizers);
     List<ChildType> childTypes = List.of(new ChildType(CONFIG_MAPS, configMaps, UpdateMethod.ROLLING_IN_PLACE));
     ChildClaimer claimer = new ChildClaimer(api);
+    ChildApplier applier = ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller");
     RollingUpdate rolling = new RollingUpdate(THINGS, List.of(), true,
         List.of(new Rollout.Rule("", "ConfigMap", UpdateMethod.ROLLING_IN_PLACE,
             spec.children().get(0).statusChecks())),
-        new ChildType(REVISIONS, revisions, UpdateMethod.ON_DELETE), claimer, api, 4);
+        new ChildType(REVISIONS, revisions, UpdateMethod.ON_DELETE), claimer, api, applier, 4);
     CompositeSync kind = new CompositeSync(spec, parentType, childTypes, claimer, api, rolling);
     ObjectSync.ChosenHook hook = new ObjectSync.ChosenHook("sync", (request, root) -> answer(request),
         spec.syncHook().orElseThrow());
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api, (object, eventType, reason, message) -> { }), finalizers,
+        new ChildrenManager(api, applier, (object, eventType, reason, message) -> { }), finalizers,
         (object, eventType, reason, message) -> { });
   }
 

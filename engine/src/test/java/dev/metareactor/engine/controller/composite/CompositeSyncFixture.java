@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.apply.DynamicApply;
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ChildType;
@@ -10,6 +11,7 @@ import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookCaller;
@@ -72,7 +74,9 @@ public final class CompositeSyncFixture {
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api, this::record), finalizers, this::record);
+        new ChildrenManager(api,
+            ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"), this::record),
+        finalizers, this::record);
   }
 
   private void record(KubeObject object, EventRecorder.Type type, String reason, String message) {

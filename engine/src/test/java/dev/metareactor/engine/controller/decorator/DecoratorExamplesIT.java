@@ -4,6 +4,7 @@ import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.http.HookServer;
 import dev.metareactor.testing.k8s.LocalCluster;
@@ -22,7 +23,8 @@ import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -32,7 +34,7 @@ import tools.jackson.databind.node.ObjectNode;
  * Upstream's decorator examples, with hooks written here: service-per-pod (a Service per Pod of a StatefulSet
  * selected by annotations, a {@code pod-name} label on Pods, opt-out and opt-in, deletion held by a foreign
  * finalizer) and a ClusterRole decorated with a namespaced RoleBinding (re-created when deleted by hand, collected
- * with the ClusterRole).
+ * with the ClusterRole). Each under both apply strategies: the attachments are dynamically or server-side applied.
  */
 @LocalKubernetes
 class DecoratorExamplesIT {
@@ -57,13 +59,18 @@ class DecoratorExamplesIT {
         })
         .route("/default-binding", DecoratorExamplesIT::defaultBinding)
         .start();
-    this.engine = EngineUnderTest.start(cluster);
   }
 
   @AfterEach
   void stop() {
-    engine.close();
+    if (engine != null) {
+      engine.close();
+    }
     hooks.close();
+  }
+
+  private void startEngine(ApplyStrategy strategy) {
+    engine = EngineUnderTest.start(cluster, "--apply-strategy=" + strategy.flagValue());
   }
 
   /** A Service per replica, selecting the Pod by the label the StatefulSet's annotation names; none when finalizing. */
@@ -117,8 +124,10 @@ class DecoratorExamplesIT {
     return set == null || set.getMetadata().getFinalizers() == null ? List.of() : set.getMetadata().getFinalizers();
   }
 
-  @Test
-  void servicePerPod() {
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(ApplyStrategy.class)
+  void servicePerPod(ApplyStrategy strategy) {
+    startEngine(strategy);
     String services = decorator("""
         apiVersion: metacontroller.k8s.io/v1alpha1
         kind: DecoratorController
@@ -211,8 +220,10 @@ class DecoratorExamplesIT {
         "{\"metadata\":{\"finalizers\":null}}");
   }
 
-  @Test
-  void aClusterRoleDecoratedWithANamespacedRoleBinding() {
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(ApplyStrategy.class)
+  void aClusterRoleDecoratedWithANamespacedRoleBinding(ApplyStrategy strategy) {
+    startEngine(strategy);
     decorator("""
         apiVersion: metacontroller.k8s.io/v1alpha1
         kind: DecoratorController

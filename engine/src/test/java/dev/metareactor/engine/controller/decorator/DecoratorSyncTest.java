@@ -3,11 +3,13 @@ package dev.metareactor.engine.controller.decorator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.metareactor.engine.api.DecoratorControllerSpec;
+import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.kube.ApiResource;
@@ -61,7 +63,9 @@ class DecoratorSyncTest {
     sync = new ObjectSync<>(kind, DecoratorSync.SHAPE, "DecoratorController tagger", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("DecoratorController", "tagger", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api, (object, eventType, reason, message) -> { }), finalizers,
+        new ChildrenManager(api,
+            ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"),
+            (object, eventType, reason, message) -> { }), finalizers,
         (object, eventType, reason, message) -> { });
     services.put(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "v1", "kind": "Service",

@@ -3,12 +3,14 @@ package dev.metareactor.engine.controller.map;
 import static dev.metareactor.engine.testing.KubeObjectBuilder.object;
 
 import dev.metareactor.engine.api.MapControllerSpec;
+import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.kube.ApiResource;
@@ -96,7 +98,9 @@ final class MapFixture {
     return new ObjectSync<>(kind, MapSync.SHAPE, "MapController snapshots", controller,
         new ObjectSync.Hooks(new ObjectSync.ChosenHook("map", map, spec.mapHook()), null),
         new RelatedObjects<>("MapController", "snapshots", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api, (object, eventType, reason, message) -> { }), finalizers,
+        new ChildrenManager(api,
+            ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"),
+            (object, eventType, reason, message) -> { }), finalizers,
         (object, eventType, reason, message) -> { });
   }
 

@@ -22,13 +22,12 @@ class RolloutTest {
   private static final ClaimedChild SERVICE = new ClaimedChild("", "Service", "web");
   private static final StatusCheck READY = new StatusCheck("Ready", "True", null);
 
-  /** "Up to date" for these tests: the observed child has the desired data. */
-  private static final Rollout.UpdateCheck SAME_DATA = (observed, desired) -> observed.get("data").equals(
-      desired.get("data"));
-
   private final Rollout rollout = new Rollout(
-      List.of(new Rollout.Rule("", "Pod", UpdateMethod.ROLLING_IN_PLACE, List.of(READY))), SAME_DATA);
+      List.of(new Rollout.Rule("", "Pod", UpdateMethod.ROLLING_IN_PLACE, List.of(READY))));
   private final Map<ClaimedChild, JsonNode> observed = new HashMap<>();
+  /** "Up to date" for these tests: the observed child has the desired data. */
+  private final Rollout.UpdateCheck sameData = (child, desired) -> observed.get(child).get("data").equals(
+      desired.get("data"));
 
   private static ClaimedChild pod(String name) {
     return new ClaimedChild("", "Pod", name);
@@ -58,7 +57,7 @@ class RolloutTest {
   }
 
   private Rollout.Result step(Rollout.Revision latest, Rollout.Revision... older) {
-    return rollout.step(latest, List.of(older), observed::get);
+    return rollout.step(latest, List.of(older), observed::get, sameData);
   }
 
   @Test
@@ -173,15 +172,14 @@ class RolloutTest {
 
   @Test
   void anUpdateCheckThatCannotTellStopsTheRolloutWithItsReason() {
-    Rollout failing = new Rollout(List.of(new Rollout.Rule("", "Pod", UpdateMethod.ROLLING_RECREATE, List.of())),
-        (current, desired) -> {
-          throw new IllegalStateException("a list changed its merge key");
-        });
+    Rollout failing = new Rollout(List.of(new Rollout.Rule("", "Pod", UpdateMethod.ROLLING_RECREATE, List.of())));
     observed.put(A, ready("v2"));
     observed.put(B, ready("v1"));
 
     Rollout.Result result = failing.step(revision("new", List.of(A), answer("v2", A, B)),
-        List.of(revision("old", List.of(B), answer("v1", A, B))), observed::get);
+        List.of(revision("old", List.of(B), answer("v1", A, B))), observed::get, (child, desired) -> {
+          throw new IllegalStateException("a list changed its merge key");
+        });
 
     assertThat(result.updated().message())
         .isEqualTo("can't check if child Pod a is updated: a list changed its merge key");
