@@ -65,10 +65,13 @@ public final class HookClient implements AutoCloseable {
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
             pool.connectTimeout().toMillis()))
         .keepAlive(true)
-        .headers(headers -> headers
-            .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
-            .set(HttpHeaderNames.ACCEPT, HttpHeaderValues.APPLICATION_JSON)
-            .set(HttpHeaderNames.USER_AGENT, "metareactor"));
+        .headers(headers -> {
+          headers
+              .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+              .set(HttpHeaderNames.ACCEPT, HttpHeaderValues.APPLICATION_JSON)
+              .set(HttpHeaderNames.USER_AGENT, "metareactor");
+          options.headers().forEach(headers::set);
+        });
     if (!options.readTimeout().isZero()) {
       client = client.responseTimeout(options.readTimeout());
     }

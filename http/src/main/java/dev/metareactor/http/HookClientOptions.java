@@ -1,6 +1,7 @@
 package dev.metareactor.http;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -16,12 +17,14 @@ import java.util.Objects;
  * @param readTimeout the longest a hook may stay silent while a request is in flight before that attempt is
  *     abandoned as a transient failure and retried; {@link Duration#ZERO} disables it, so only the hook's
  *     {@code timeout} applies (the default: hooks may legitimately compute for most of their timeout)
+ * @param headers request headers sent with every call beside the client's own (the engine names the replica that
+ *     calls, with {@code --sharding}); none by default
  */
 public record HookClientOptions(Pool pool, RetryOptions retry, BreakerOptions breaker, long maxResponseBytes,
-    long etagCacheMaxBytes, Duration readTimeout) {
+    long etagCacheMaxBytes, Duration readTimeout, Map<String, String> headers) {
 
   public static final HookClientOptions DEFAULTS = new HookClientOptions(Pool.DEFAULTS, RetryOptions.DEFAULTS,
-      BreakerOptions.DEFAULTS, 64L << 20, 256L << 20, Duration.ZERO);
+      BreakerOptions.DEFAULTS, 64L << 20, 256L << 20, Duration.ZERO, Map.of());
 
   public HookClientOptions {
     Objects.requireNonNull(pool, "pool");
@@ -36,32 +39,37 @@ public record HookClientOptions(Pool pool, RetryOptions retry, BreakerOptions br
     if (readTimeout.isNegative()) {
       throw new IllegalArgumentException("readTimeout must not be negative: " + readTimeout);
     }
+    headers = Map.copyOf(headers);
   }
 
   // One option changed by name, the rest kept: HookClientOptions.DEFAULTS.withRetry(fast).withReadTimeout(t).
 
   public HookClientOptions withPool(Pool pool) {
-    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout, headers);
   }
 
   public HookClientOptions withRetry(RetryOptions retry) {
-    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout, headers);
   }
 
   public HookClientOptions withBreaker(BreakerOptions breaker) {
-    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout, headers);
   }
 
   public HookClientOptions withMaxResponseBytes(long maxResponseBytes) {
-    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout, headers);
   }
 
   public HookClientOptions withEtagCacheMaxBytes(long etagCacheMaxBytes) {
-    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout, headers);
   }
 
   public HookClientOptions withReadTimeout(Duration readTimeout) {
-    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout);
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout, headers);
+  }
+
+  public HookClientOptions withHeaders(Map<String, String> headers) {
+    return new HookClientOptions(pool, retry, breaker, maxResponseBytes, etagCacheMaxBytes, readTimeout, headers);
   }
 
   /**

@@ -5,6 +5,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -16,6 +17,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,7 +57,7 @@ public final class HookServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HookServer.class);
 
   private final DisposableServer server;
-  private final Map<String, Function<JsonNode, Mono<JsonNode>>> routes;
+  private final Map<String, BiFunction<JsonNode, HttpHeaders, Mono<JsonNode>>> routes;
   private final boolean etags;
   private final ObjectMapper json = JsonMapper.builder().build();
 
@@ -94,7 +96,7 @@ public final class HookServer implements AutoCloseable {
   }
 
   private Mono<Void> handle(HttpServerRequest request, HttpServerResponse response) {
-    Function<JsonNode, Mono<JsonNode>> route = routes.get(request.fullPath());
+    BiFunction<JsonNode, HttpHeaders, Mono<JsonNode>> route = routes.get(request.fullPath());
     if (route == null) {
       return text(response, HttpResponseStatus.NOT_FOUND, "no hook at " + request.fullPath());
     }
@@ -114,7 +116,7 @@ public final class HookServer implements AutoCloseable {
           if (body == null || body.isMissingNode()) {
             return text(response, HttpResponseStatus.BAD_REQUEST, "request body is empty");
           }
-          return Mono.defer(() -> route.apply(body))
+          return Mono.defer(() -> route.apply(body, request.requestHeaders()))
               .map(json::writeValueAsBytes)
               .flatMap(answer -> json(request, response, answer))
               .onErrorResume(e -> {
@@ -157,7 +159,7 @@ public final class HookServer implements AutoCloseable {
 
   /** Collects routes; not thread-safe. */
   public static final class Builder {
-    private final Map<String, Function<JsonNode, Mono<JsonNode>>> routes = new LinkedHashMap<>();
+    private final Map<String, BiFunction<JsonNode, HttpHeaders, Mono<JsonNode>>> routes = new LinkedHashMap<>();
     private String host = "127.0.0.1";
     private int port;
     private boolean etags;
@@ -193,6 +195,12 @@ public final class HookServer implements AutoCloseable {
 
     /** A hook that answers later. */
     public Builder routeAsync(String path, Function<JsonNode, Mono<JsonNode>> hook) {
+      Objects.requireNonNull(hook, "hook");
+      return routeWithHeaders(path, (request, headers) -> hook.apply(request));
+    }
+
+    /** A hook that reads the request's headers too (which replica of a sharded engine calls, say). */
+    public Builder routeWithHeaders(String path, BiFunction<JsonNode, HttpHeaders, Mono<JsonNode>> hook) {
       Objects.requireNonNull(path, "path");
       Objects.requireNonNull(hook, "hook");
       if (!path.startsWith("/")) {
