@@ -145,21 +145,25 @@ final class Informer {
   /**
    * @param namespace only this namespace's objects ({@code ""} for every namespace, or a cluster-scoped resource)
    * @param name only the object of this name, or {@code null} for all
+   * @param labelSelector only objects whose labels match (the API's syntax); {@code ""} for all
    * @param indexes the indexes to keep, by name
    * @param content whole objects or only their metadata
    * @param fieldManager the field manager whose server-side apply field sets the cached objects keep, or
    *     {@code null} for none ({@link KubeObject#appliedFields})
    * @param scheduler where the informer's worker comes from
    */
-  Informer(KubeApi api, ApiResource resource, String namespace, @Nullable String name, Duration resync,
-      Map<String, IndexFunction> indexes, Content content, @Nullable String fieldManager, Scheduler scheduler) {
+  Informer(KubeApi api, ApiResource resource, String namespace, @Nullable String name, String labelSelector,
+      Duration resync, Map<String, IndexFunction> indexes, Content content, @Nullable String fieldManager,
+      Scheduler scheduler) {
     this.api = Objects.requireNonNull(api, "api");
     this.resource = Objects.requireNonNull(resource, "resource");
     this.collectionPath = ApiWriter.path(resource, resource.namespaced() ? namespace : "", null);
-    this.selector = name == null ? "" : "&fieldSelector=" + URLEncoder.encode("metadata.name=" + name,
-        StandardCharsets.UTF_8);
-    this.description = name == null ? resource.toString() : resource + " " + (namespace.isEmpty() ? "" : namespace
-        + "/") + name;
+    this.selector = (name == null ? "" : "&fieldSelector=" + URLEncoder.encode("metadata.name=" + name,
+        StandardCharsets.UTF_8))
+        + (labelSelector.isEmpty() ? ""
+            : "&labelSelector=" + URLEncoder.encode(labelSelector, StandardCharsets.UTF_8));
+    this.description = (name == null ? resource.toString() : resource + " " + (namespace.isEmpty() ? "" : namespace
+        + "/") + name) + (labelSelector.isEmpty() ? "" : " (" + labelSelector + ")");
     this.resync = Objects.requireNonNull(resync, "resync");
     this.indexFunctions = Map.copyOf(indexes);
     this.indexFunctions.keySet().forEach(index -> this.indexes.put(index, new ConcurrentHashMap<>()));

@@ -13,10 +13,20 @@ public interface Informers {
   InformerLease acquire(ApiResource resource);
 
   /**
+   * A lease on the informer of the objects of {@code resource} in {@code namespace} ({@code ""}: every namespace)
+   * that {@code labelSelector} selects (the API's syntax; {@code ""} for all): what a replica caches of a sharded
+   * controller's resources, or the leases of the shards.
+   */
+  InformerLease acquire(ApiResource resource, String namespace, String labelSelector);
+
+  /**
    * A lease on an informer that keeps only the metadata of {@code resource}'s objects and none of the indexes: for
    * following changes (its {@link InformerLease#events}) of objects that are large and never read themselves.
    */
   InformerLease acquireMetadata(ApiResource resource);
+
+  /** The same for the objects {@code labelSelector} selects (the sharder's unassigned objects). */
+  InformerLease acquireMetadata(ApiResource resource, String labelSelector);
 
   /**
    * A lease on an informer of the one object {@code namespace/name} of {@code resource} (it need not exist yet).

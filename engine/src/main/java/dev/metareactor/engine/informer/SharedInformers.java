@@ -50,11 +50,16 @@ public final class SharedInformers implements Informers, AutoCloseable {
   private final String fieldManager;
   private final Map<Target, Shared> informers = new HashMap<>();
 
-  /** What one informer watches: a whole resource ({@code name == null}) or one object of it. */
-  private record Target(ApiResource resource, String namespace, @Nullable String name, Informer.Content content) {
+  /**
+   * What one informer watches: a whole resource ({@code name == null}), the objects of it a label selector selects,
+   * or one object of it.
+   */
+  private record Target(ApiResource resource, String namespace, @Nullable String name, String labelSelector,
+      Informer.Content content) {
     @Override
     public String toString() {
-      return name == null ? resource.toString() : resource + " " + KubeObject.namespacedName(namespace, name);
+      return (name == null ? resource.toString() : resource + " " + KubeObject.namespacedName(namespace, name))
+          + (labelSelector.isEmpty() ? "" : " (" + labelSelector + ")");
     }
   }
 
@@ -77,7 +82,19 @@ public final class SharedInformers implements Informers, AutoCloseable {
   @Override
   public synchronized InformerLease acquire(ApiResource resource) {
     Objects.requireNonNull(resource, "resource");
-    return lease(new Target(resource, "", null, Informer.Content.OBJECTS));
+    return lease(new Target(resource, "", null, "", Informer.Content.OBJECTS));
+  }
+
+  /**
+   * A lease on the informer of the objects of {@code resource} in {@code namespace} ({@code ""}: every namespace)
+   * that {@code labelSelector} selects (the API's syntax), with the indexes of a whole resource's informer.
+   */
+  @Override
+  public synchronized InformerLease acquire(ApiResource resource, String namespace, String labelSelector) {
+    Objects.requireNonNull(resource, "resource");
+    Objects.requireNonNull(labelSelector, "labelSelector");
+    return lease(new Target(resource, resource.namespaced() ? namespace : "", null, labelSelector,
+        Informer.Content.OBJECTS));
   }
 
   /**
@@ -87,7 +104,15 @@ public final class SharedInformers implements Informers, AutoCloseable {
   @Override
   public synchronized InformerLease acquireMetadata(ApiResource resource) {
     Objects.requireNonNull(resource, "resource");
-    return lease(new Target(resource, "", null, Informer.Content.METADATA));
+    return lease(new Target(resource, "", null, "", Informer.Content.METADATA));
+  }
+
+  /** A metadata-only informer of the objects of {@code resource} that {@code labelSelector} selects. */
+  @Override
+  public synchronized InformerLease acquireMetadata(ApiResource resource, String labelSelector) {
+    Objects.requireNonNull(resource, "resource");
+    Objects.requireNonNull(labelSelector, "labelSelector");
+    return lease(new Target(resource, "", null, labelSelector, Informer.Content.METADATA));
   }
 
   /**
@@ -100,7 +125,7 @@ public final class SharedInformers implements Informers, AutoCloseable {
     Objects.requireNonNull(resource, "resource");
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(name, "name");
-    return lease(new Target(resource, resource.namespaced() ? namespace : "", name, Informer.Content.OBJECTS));
+    return lease(new Target(resource, resource.namespaced() ? namespace : "", name, "", Informer.Content.OBJECTS));
   }
 
   private Lease lease(Target target) {
@@ -128,7 +153,8 @@ public final class SharedInformers implements Informers, AutoCloseable {
 
   private Shared start(Target target) {
     boolean indexed = target.name() == null && target.content() == Informer.Content.OBJECTS;
-    Informer informer = new Informer(api, target.resource(), target.namespace(), target.name(), resync,
+    Informer informer = new Informer(api, target.resource(), target.namespace(), target.name(),
+        target.labelSelector(), resync,
         indexed ? InformerIndexes.all() : Map.of(), target.content(),
         target.content() == Informer.Content.OBJECTS ? fieldManager : null, scheduler);
     informer.start();
@@ -139,7 +165,7 @@ public final class SharedInformers implements Informers, AutoCloseable {
 
   private List<Meter> measure(Target target, Informer informer) {
     Tags tags = Tags.of("resource", target.resource().toString(),
-        "content", target.content().name().toLowerCase(Locale.ROOT));
+        "content", target.content().name().toLowerCase(Locale.ROOT), "selector", target.labelSelector());
     return List.of(
         Gauge.builder("metareactor.informer.objects", informer, Informer::size).tags(tags)
             .description("Objects in the informer's cache").register(meters),

@@ -8,6 +8,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -58,6 +60,34 @@ public final class ApiWriter implements ObjectApi {
   @Override
   public Mono<KubeObject> get(ApiResource resource, String namespace, String name) {
     return call("get", resource, "GET", path(resource, namespace, name), null, null).map(Written::object);
+  }
+
+  /** Pages of 500, each counted as a {@code list}. */
+  @Override
+  public Mono<List<KubeObject>> list(ApiResource resource, String labelSelector, boolean metadataOnly) {
+    String accept = metadataOnly ? "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+        : KubeApi.JSON;
+    List<KubeObject> objects = new ArrayList<>();
+    return Mono.defer(() -> page(resource, labelSelector, accept, "", objects))
+        .expand(next -> next.isEmpty() ? Mono.empty() : page(resource, labelSelector, accept, next, objects))
+        .then(Mono.fromSupplier(() -> List.copyOf(objects)));
+  }
+
+  /** One page into {@code objects}; completes with the continue token ({@code ""} after the last page). */
+  private Mono<String> page(ApiResource resource, String labelSelector, String accept, String continueToken,
+      List<KubeObject> objects) {
+    String query = "?limit=500"
+        + (labelSelector.isEmpty() ? "" : "&labelSelector=" + URLEncoder.encode(labelSelector, StandardCharsets.UTF_8))
+        + (continueToken.isEmpty() ? "" : "&continue=" + URLEncoder.encode(continueToken, StandardCharsets.UTF_8));
+    return count("list", resource, api.get(path(resource, "", null) + query, accept)).map(body -> {
+      JsonNode list = KubeJson.mapper().readTree(body);
+      for (JsonNode item : list.path("items")) {
+        if (item instanceof ObjectNode object) {
+          objects.add(KubeObject.of(object));
+        }
+      }
+      return list.path("metadata").path("continue").asString("");
+    });
   }
 
   @Override
@@ -129,6 +159,15 @@ public final class ApiWriter implements ObjectApi {
     }
     byte[] body = utf8(options.append('}').toString());
     return count("delete", resource, api.send("DELETE", path(resource, namespace, name), KubeApi.JSON, body)).then();
+  }
+
+  @Override
+  public Mono<Void> deleteAt(ApiResource resource, String namespace, String name, String resourceVersion) {
+    byte[] body = utf8("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"resourceVersion\":"
+        + KubeJson.quote(resourceVersion) + "}}");
+    return count("delete", resource, api.send("DELETE", path(resource, namespace, name), KubeApi.JSON, body))
+        .then()
+        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
   }
 
   /** The REST path of a resource's collection ({@code name == null}) or one of its objects. */

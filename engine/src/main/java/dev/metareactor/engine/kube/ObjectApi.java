@@ -1,5 +1,6 @@
 package dev.metareactor.engine.kube;
 
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -52,6 +53,12 @@ public interface ObjectApi {
   /** An uncached read. */
   Mono<KubeObject> get(ApiResource resource, String namespace, String name);
 
+  /**
+   * An uncached list of the objects of {@code resource} (every namespace) that {@code labelSelector} selects, read
+   * page by page; with {@code metadataOnly}, only their metadata ({@code PartialObjectMetadata}).
+   */
+  Mono<List<KubeObject>> list(ApiResource resource, String labelSelector, boolean metadataOnly);
+
   /** An uncached read of the whole object as a tree, {@code metadata.managedFields} included. */
   Mono<ObjectNode> getTree(ApiResource resource, String namespace, String name);
 
@@ -84,4 +91,10 @@ public interface ObjectApi {
    * re-created under the same name is never deleted by mistake). Completes empty when the object is gone.
    */
   Mono<Void> delete(ApiResource resource, String namespace, String name, @Nullable String uid);
+
+  /**
+   * Deletes the object only if it is still at {@code resourceVersion} (a precondition): fails with HTTP 409 when
+   * it changed since. Completes empty when the object is gone.
+   */
+  Mono<Void> deleteAt(ApiResource resource, String namespace, String name, String resourceVersion);
 }

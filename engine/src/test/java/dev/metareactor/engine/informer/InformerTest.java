@@ -44,7 +44,7 @@ class InformerTest {
   }
 
   private Informer informer() {
-    informer = new Informer(api, CONFIG_MAPS, "", null, Duration.ZERO, InformerIndexes.all(),
+    informer = new Informer(api, CONFIG_MAPS, "", null, "", Duration.ZERO, InformerIndexes.all(),
         Informer.Content.OBJECTS, null, Schedulers.parallel());
     informer.addHandler(event -> events.add(event.type() + " " + event.object().name() + "@"
         + event.object().resourceVersion()));

@@ -24,8 +24,19 @@ public final class FakeInformers implements Informers {
     return of(resource);
   }
 
+  /** The whole resource's cache: unit tests put only the objects the selector would select. */
+  @Override
+  public InformerLease acquire(ApiResource resource, String namespace, String labelSelector) {
+    return of(resource);
+  }
+
   @Override
   public InformerLease acquireMetadata(ApiResource resource) {
+    return of(resource);
+  }
+
+  @Override
+  public InformerLease acquireMetadata(ApiResource resource, String labelSelector) {
     return of(resource);
   }
 

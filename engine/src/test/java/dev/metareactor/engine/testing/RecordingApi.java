@@ -6,6 +6,7 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.selector.LabelSelector;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -102,6 +103,16 @@ public final class RecordingApi implements ObjectApi {
     return object == null ? notFound(name).map(Written::object) : Mono.just(KubeObject.of(object));
   }
 
+  /** Records a {@code list} and answers with the objects kept now that the selector selects (whole, always). */
+  @Override
+  public Mono<List<KubeObject>> list(ApiResource resource, String labelSelector, boolean metadataOnly) {
+    return Mono.fromSupplier(() -> {
+      record("list", resource, "", "", labelSelector);
+      LabelSelector selector = LabelSelector.parse(labelSelector);
+      return objects(resource).stream().filter(object -> selector.matches(object.labels())).toList();
+    });
+  }
+
   @Override
   public Mono<ObjectNode> getTree(ApiResource resource, String namespace, String name) {
     return Mono.defer(() -> {
@@ -184,6 +195,11 @@ public final class RecordingApi implements ObjectApi {
   @Override
   public Mono<Void> delete(ApiResource resource, String namespace, String name, String uid) {
     return Mono.defer(() -> nowDelete(resource, namespace, name, uid));
+  }
+
+  @Override
+  public Mono<Void> deleteAt(ApiResource resource, String namespace, String name, String resourceVersion) {
+    return Mono.defer(() -> nowDelete(resource, namespace, name, null));
   }
 
   private Mono<Void> nowDelete(ApiResource resource, String namespace, String name, String uid) {
