@@ -15,8 +15,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One engine under test, run as its own process with Metacontroller's flags: the harness's common flags, the
- * kubeconfig, and free loopback ports for metrics and probes. Measured only from outside: {@code /proc} for CPU and
- * memory, its {@code /readyz} for readiness.
+ * kubeconfig, and free loopback ports for metrics and probes; or (Metareactor's {@code --sharding}) as several such
+ * processes, its replicas. Measured only from outside: {@code /proc} for CPU and memory, its {@code /readyz} for
+ * readiness, and (per replica) its {@code /metrics}.
  */
 final class EngineProcess implements AutoCloseable {
 
@@ -39,32 +40,62 @@ final class EngineProcess implements AutoCloseable {
     }
   }
 
-  private final Process process;
-  private final ProcessTree tree;
+  /** One process of the engine: a replica with {@code --sharding}, the whole engine without. */
+  private record Replica(Process process, ProcessTree tree, int metricsPort, int probePort) {}
+
+  private final List<Replica> replicas;
   private final long startedNanos;
-  private final int probePort;
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofMillis(200)).build();
 
-  private EngineProcess(Process process, long startedNanos, int probePort) {
-    this.process = process;
-    this.tree = new ProcessTree(process.pid());
+  private EngineProcess(List<Replica> replicas, long startedNanos) {
+    this.replicas = List.copyOf(replicas);
     this.startedNanos = startedNanos;
-    this.probePort = probePort;
   }
 
   static EngineProcess start(Engine engine, List<String> flags, Path kubeconfig, Path log) throws IOException {
-    int metricsPort = freePort();
-    int probePort = freePort();
-    List<String> command = new ArrayList<>(engine.command());
-    command.add("--kubeconfig=" + kubeconfig);
-    command.add("--metrics-address=127.0.0.1:" + metricsPort);
-    command.add("--health-probe-bind-address=127.0.0.1:" + probePort);
-    command.addAll(flags);
-    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    return start(engine, flags, kubeconfig, log, Sharding.NONE);
+  }
+
+  /**
+   * How the engine is run: as one process, or as {@code replicas} processes with {@code --sharding}, each its own
+   * shard ({@code replica-<i>}) of one installation (the Leases in {@code namespace}, named after
+   * {@code installation}).
+   */
+  record Sharding(int replicas, String namespace, String installation) {
+    static final Sharding NONE = new Sharding(1, "", "");
+  }
+
+  /** Starts the engine's process, or its replicas (logs {@code <log>} with {@code -<i>} before the extension). */
+  static EngineProcess start(Engine engine, List<String> flags, Path kubeconfig, Path log, Sharding sharding)
+      throws IOException {
     long started = System.nanoTime();
-    return new EngineProcess(builder.start(), started, probePort);
+    List<Replica> replicas = new ArrayList<>();
+    for (int i = 0; i < sharding.replicas(); i++) {
+      int metricsPort = freePort();
+      int probePort = freePort();
+      List<String> command = new ArrayList<>(engine.command());
+      command.add("--kubeconfig=" + kubeconfig);
+      command.add("--metrics-address=127.0.0.1:" + metricsPort);
+      command.add("--health-probe-bind-address=127.0.0.1:" + probePort);
+      command.addAll(flags);
+      Path replicaLog = log;
+      if (sharding.replicas() > 1) {
+        command.addAll(List.of("--sharding", "--shard-name=replica-" + i,
+            "--leader-election-namespace=" + sharding.namespace(),
+            "--leader-election-id=" + sharding.installation()));
+        String file = log.getFileName().toString();
+        int dot = file.lastIndexOf('.');
+        replicaLog = log.resolveSibling(dot < 0 ? file + "-" + i : file.substring(0, dot) + "-" + i
+            + file.substring(dot));
+      }
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(replicaLog.toFile())
+          .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+      Process process = builder.start();
+      replicas.add(new Replica(process, new ProcessTree(process.pid()), metricsPort, probePort));
+    }
+    return new EngineProcess(replicas, started);
   }
 
   private static int freePort() throws IOException {
@@ -77,41 +108,95 @@ final class EngineProcess implements AutoCloseable {
     return startedNanos;
   }
 
+  /** CPU and memory of every replica together. */
   ProcessTree.Sample sample() {
-    return tree.sample();
+    double cpu = 0;
+    long rss = 0;
+    for (Replica replica : replicas) {
+      ProcessTree.Sample sample = replica.tree().sample();
+      cpu += sample.cpuSeconds();
+      rss += sample.rssBytes();
+    }
+    return new ProcessTree.Sample(cpu, rss);
+  }
+
+  /** How many processes the engine runs as. */
+  int replicaCount() {
+    return replicas.size();
+  }
+
+  /** CPU and memory of replica {@code i}. */
+  ProcessTree.Sample sample(int i) {
+    return replicas.get(i).tree().sample();
+  }
+
+  /**
+   * The sum of every series of metric {@code name} on replica {@code i}'s {@code /metrics} (Prometheus text), or
+   * {@link Double#NaN} when it cannot be read.
+   */
+  double metric(int i, String name) {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + replicas.get(i).metricsPort()
+        + "/metrics")).timeout(Duration.ofSeconds(5)).GET().build();
+    try {
+      double sum = 0;
+      for (String line : http.send(request, HttpResponse.BodyHandlers.ofString()).body().lines().toList()) {
+        if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+          sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        }
+      }
+      return sum;
+    } catch (IOException | NumberFormatException e) {
+      return Double.NaN;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Double.NaN;
+    }
   }
 
   boolean alive() {
-    return process.isAlive();
+    return replicas.stream().allMatch(replica -> replica.process().isAlive());
   }
 
-  /** Time from process start until {@code /readyz} answered 200, polled every 20 ms; empty if it never did. */
+  /**
+   * Time from process start until {@code /readyz} answered 200 (on every replica), polled every 20 ms; empty if it
+   * never did.
+   */
   Optional<Duration> awaitReady(Duration timeout) throws InterruptedException {
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + probePort + "/readyz"))
-        .timeout(Duration.ofSeconds(1)).GET().build();
     long deadline = startedNanos + timeout.toNanos();
-    while (System.nanoTime() < deadline && process.isAlive()) {
-      try {
-        if (http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-          return Optional.of(Duration.ofNanos(System.nanoTime() - startedNanos));
+    for (Replica replica : replicas) {
+      HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + replica.probePort()
+          + "/readyz")).timeout(Duration.ofSeconds(1)).GET().build();
+      boolean ready = false;
+      while (!ready && System.nanoTime() < deadline && replica.process().isAlive()) {
+        try {
+          ready = http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+        } catch (IOException e) {
+          // not listening yet
         }
-      } catch (IOException e) {
-        // not listening yet
+        if (!ready) {
+          Thread.sleep(20);
+        }
       }
-      Thread.sleep(20);
+      if (!ready) {
+        return Optional.empty();
+      }
     }
-    return Optional.empty();
+    return Optional.of(Duration.ofNanos(System.nanoTime() - startedNanos));
   }
 
-  /** SIGTERM, then SIGKILL after {@code grace}; every descendant too. */
+  /** SIGTERM, then SIGKILL after {@code grace}; every descendant too; every replica. */
   void stop(Duration grace) throws InterruptedException {
-    List<ProcessHandle> descendants = process.descendants().toList();
-    process.destroy();
-    if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-      process.destroyForcibly();
-      process.waitFor();
+    for (Replica replica : replicas) {
+      replica.process().destroy();
     }
-    descendants.forEach(ProcessHandle::destroyForcibly);
+    for (Replica replica : replicas) {
+      List<ProcessHandle> descendants = replica.process().descendants().toList();
+      if (!replica.process().waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+        replica.process().destroyForcibly();
+        replica.process().waitFor();
+      }
+      descendants.forEach(ProcessHandle::destroyForcibly);
+    }
   }
 
   @Override
@@ -120,7 +205,7 @@ final class EngineProcess implements AutoCloseable {
       stop(Duration.ofSeconds(10));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      process.destroyForcibly();
+      replicas.forEach(replica -> replica.process().destroyForcibly());
     }
   }
 }

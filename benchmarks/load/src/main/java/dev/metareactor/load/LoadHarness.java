@@ -47,6 +47,12 @@ public final class LoadHarness implements Callable<Integer> {
       description = "ConfigMaps per parent, or per input for map (default: ${DEFAULT-VALUE}).")
   int children;
 
+  @Option(names = "--replicas", split = ",", defaultValue = "1",
+      description = "Replica counts to run each engine as, comma-separated (default: ${DEFAULT-VALUE}); more than 1 "
+          + "runs that many processes of the engine with Metareactor's --sharding (each its own shard), named "
+          + "<engine>-x<replicas> in the results.")
+  List<Integer> replicaCounts;
+
   @Option(names = "--runs", defaultValue = "3",
       description = "Repetitions per engine and size (default: ${DEFAULT-VALUE}).")
   int runs;
@@ -160,11 +166,17 @@ public final class LoadHarness implements Callable<Integer> {
         for (int size : sizes) {
           for (int rep = 1; rep <= runs; rep++) {
             for (EngineProcess.Engine engine : engineList) {
-              LOG.info("=== {} {} x {} children, {} run {}/{}", size, kind.units(), children, engine.name(), rep,
-                  runs);
-              Path dir = results.resolve("n" + size).resolve(engine.name() + "-" + rep);
-              runList.add(new LoadRun(setup, engine, size, rep, dir).run());
-              write(results, startedAt, engineList, commonFlags, ceilings, runList);
+              for (int replicas : replicaCounts) {
+                EngineProcess.Engine named = replicas == 1 ? engine
+                    : new EngineProcess.Engine(engine.name() + "-x" + replicas, engine.command());
+                LOG.info("=== {} {} x {} children, {} run {}/{}", size, kind.units(), children, named.name(), rep,
+                    runs);
+                Path dir = results.resolve("n" + size).resolve(named.name() + "-" + rep);
+                EngineProcess.Sharding sharding = replicas == 1 ? EngineProcess.Sharding.NONE
+                    : new EngineProcess.Sharding(replicas, namespace, "bench-shards");
+                runList.add(new LoadRun(setup, named, sharding, size, rep, dir).run());
+                write(results, startedAt, engineList, commonFlags, ceilings, runList);
+              }
             }
           }
         }
@@ -181,7 +193,8 @@ public final class LoadHarness implements Callable<Integer> {
       List<String> commonFlags, List<Results.Ceiling> ceilings,
       List<Results.Run> runList) throws IOException {
     Map<String, List<String>> engineMap = new LinkedHashMap<>();
-    engineList.forEach(e -> engineMap.put(e.name(), e.command()));
+    engineList.forEach(e -> replicaCounts.forEach(replicas -> engineMap.put(
+        replicas == 1 ? e.name() : e.name() + "-x" + replicas, e.command())));
     Results.Harness harness = new Results.Harness(startedAt, controller, children, sizes, runs, commonFlags,
         engineMap, machine(), ceilings, runList);
     Files.writeString(results.resolve("results.json"), LoadRun.toJson(harness));

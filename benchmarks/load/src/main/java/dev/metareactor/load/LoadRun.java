@@ -48,6 +48,7 @@ final class LoadRun {
 
   private final Setup setup;
   private final EngineProcess.Engine engine;
+  private final EngineProcess.Sharding sharding;
   private final int parents;
   private final int repetition;
   private final Path dir;
@@ -55,8 +56,15 @@ final class LoadRun {
   private final List<ConvergenceWatch.Progress> progress = ConvergenceWatch.newSamples();
 
   LoadRun(Setup setup, EngineProcess.Engine engine, int parents, int repetition, Path dir) {
+    this(setup, engine, EngineProcess.Sharding.NONE, parents, repetition, dir);
+  }
+
+  /** A run of {@code engine} as {@code sharding.replicas()} replicas with {@code --sharding} (Metareactor's). */
+  LoadRun(Setup setup, EngineProcess.Engine engine, EngineProcess.Sharding sharding, int parents, int repetition,
+      Path dir) {
     this.setup = setup;
     this.engine = engine;
+    this.sharding = sharding;
     this.parents = parents;
     this.repetition = repetition;
     this.dir = dir;
@@ -121,6 +129,7 @@ final class LoadRun {
         process::alive);
     Map<String, Double> extra = new LinkedHashMap<>();
     ready.seconds().ifPresent(s -> extra.put("readySeconds", s));
+    putReplicas(process, extra);
     // Start-up is part of this phase: the CPU baseline is the process's start (zero).
     phases.add(m.end("converge", seconds, process, new ProcessTree.Sample(0, 0), extra));
     log("converge", seconds);
@@ -134,7 +143,10 @@ final class LoadRun {
     try {
       Loadkit.Result edits = write("edit", "--value=" + UPDATED_VALUE);
       double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
-      phases.add(m.end("update", seconds, process, Map.of("editSeconds", edits.seconds())));
+      Map<String, Double> extra = new LinkedHashMap<>();
+      extra.put("editSeconds", edits.seconds());
+      putReplicas(process, extra);
+      phases.add(m.end("update", seconds, process, extra));
       log("update", seconds);
     } finally {
       setup.watch().expect(null);
@@ -186,7 +198,25 @@ final class LoadRun {
   }
 
   private EngineProcess start(String logName) throws IOException {
-    return EngineProcess.start(engine, setup.flags(), setup.cluster().engineKubeconfig(), dir.resolve(logName));
+    return EngineProcess.start(engine, setup.flags(), setup.cluster().engineKubeconfig(), dir.resolve(logName),
+        sharding);
+  }
+
+  /**
+   * With several replicas: each one's RSS, CPU seconds since it started, and the objects its informers cache
+   * ({@code metareactor_informer_objects}), as {@code replica<i>RssMB}, {@code replica<i>CpuSeconds} and
+   * {@code replica<i>InformerObjects}.
+   */
+  private static void putReplicas(EngineProcess process, Map<String, Double> extra) {
+    if (process.replicaCount() < 2) {
+      return;
+    }
+    for (int i = 0; i < process.replicaCount(); i++) {
+      ProcessTree.Sample sample = process.sample(i);
+      extra.put("replica" + i + "RssMB", sample.rssBytes() / 1048576.0);
+      extra.put("replica" + i + "CpuSeconds", sample.cpuSeconds());
+      extra.put("replica" + i + "InformerObjects", process.metric(i, "metareactor_informer_objects"));
+    }
   }
 
   private void log(String phase, double seconds) {

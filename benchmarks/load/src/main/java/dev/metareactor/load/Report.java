@@ -127,6 +127,7 @@ final class Report {
         }
         md.append('\n');
       });
+      replicas(harness, size, engines, md);
       md.append("The engines' API requests by verb and resource (first run of each engine, from the API server's"
           + " audit log):\n\n");
       for (String e : engines) {
@@ -277,6 +278,29 @@ final class Report {
       }
     });
     return byVerb.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /**
+   * For an engine run as replicas (with {@code --sharding}): each replica's RSS, objects cached and CPU after the
+   * converge (first run of each such engine).
+   */
+  private static void replicas(Results.Harness harness, int size, List<String> engines, StringBuilder md) {
+    for (String e : engines) {
+      harness.runs().stream().filter(r -> r.engine().equals(e) && r.parents() == size).findFirst().ifPresent(r -> {
+        Results.Phase converge = r.phase("converge");
+        if (converge == null || !converge.extra().containsKey("replica0RssMB")) {
+          return;
+        }
+        md.append("Replicas of ").append(e).append(" after the converge (first run):\n\n")
+            .append("| replica | RSS (MB) | objects cached | CPU (s) |\n|---|---:|---:|---:|\n");
+        for (int i = 0; converge.extra().containsKey("replica" + i + "RssMB"); i++) {
+          md.append(String.format(Locale.ROOT, "| %d | %.0f | %.0f | %.2f |%n", i,
+              converge.extra().get("replica" + i + "RssMB"), converge.extra().get("replica" + i + "InformerObjects"),
+              converge.extra().get("replica" + i + "CpuSeconds")));
+        }
+        md.append('\n');
+      });
+    }
   }
 
   private static double extra(Results.Run run, String phase, String key) {
