@@ -44,7 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
 @LocalKubernetes
 class ManifestsIT {
 
-  private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "dev-ssa", "ha");
+  private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "dev-ssa", "ha", "sharded");
   private static final String NAMESPACE = "metacontroller";
   /** Parents of the fault suite's load the installed engine must converge. */
   private static final int LOAD = 20;

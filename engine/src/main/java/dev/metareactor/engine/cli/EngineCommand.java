@@ -7,6 +7,7 @@ import dev.metareactor.engine.config.ListenAddress;
 import dev.metareactor.engine.config.LogSettings;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.RetrySettings;
+import dev.metareactor.engine.config.ShardingSettings;
 import dev.metareactor.http.GoDuration;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -110,6 +111,15 @@ public final class EngineCommand implements Callable<Integer> {
   @Option(names = {"--leader-election-id", "-leader-election-id"}, paramLabel = "NAME", defaultValue = "metacontroller",
       description = "Name of the lease (default: ${DEFAULT-VALUE}).")
   String leaderElectionId;
+
+  @Option(names = "--sharding", arity = "0..1", fallbackValue = "true", defaultValue = "false",
+      description = "Spread parents over the replicas: each holds a Lease of its own and caches and syncs only the "
+          + "parents assigned to it; the leader-election lease's holder assigns (default: ${DEFAULT-VALUE}).")
+  boolean sharding;
+
+  @Option(names = "--shard-name", paramLabel = "NAME", defaultValue = "",
+      description = "This replica's shard with --sharding; empty: the host (pod) name.")
+  String shardName;
 
   @Option(names = {"--target-label-selector", "-target-label-selector"}, paramLabel = "SELECTOR", defaultValue = "",
       description = "Only host controller objects whose labels match this selector; empty: all.")
@@ -228,6 +238,7 @@ public final class EngineCommand implements Callable<Integer> {
         .eventRate(new RateLimit(eventsQps, eventsBurst))
         .leaderElection(new LeaderElectionSettings(leaderElection, leaderElectionResourceLock, leaderElectionNamespace,
             leaderElectionId))
+        .sharding(new ShardingSettings(sharding, shardName))
         .targetLabelSelector(targetLabelSelector)
         .applyStrategy(ApplyStrategy.parse(applyStrategy))
         .ssaFieldManager(ssaFieldManager)

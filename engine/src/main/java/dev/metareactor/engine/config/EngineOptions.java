@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  * @param workers concurrent syncs per hosted controller ({@code --workers})
  * @param eventRate Kubernetes Events per object ({@code --events-qps}, {@code --events-burst})
  * @param leaderElection {@code --leader-election*}
+ * @param sharding {@code --sharding}, {@code --shard-name}
  * @param targetLabelSelector only host controller objects matching this label selector
  *     ({@code --target-label-selector}); empty for all
  * @param applyStrategy {@code --apply-strategy}
@@ -41,6 +42,7 @@ public record EngineOptions(
     int workers,
     RateLimit eventRate,
     LeaderElectionSettings leaderElection,
+    ShardingSettings sharding,
     String targetLabelSelector,
     ApplyStrategy applyStrategy,
     String ssaFieldManager,
@@ -62,6 +64,10 @@ public record EngineOptions(
     }
     Objects.requireNonNull(eventRate, "eventRate");
     Objects.requireNonNull(leaderElection, "leaderElection");
+    Objects.requireNonNull(sharding, "sharding");
+    if (sharding.enabled() && leaderElection.id().isBlank()) {
+      throw new IllegalArgumentException("--sharding needs a --leader-election-id: it names the installation");
+    }
     Objects.requireNonNull(targetLabelSelector, "targetLabelSelector");
     Objects.requireNonNull(applyStrategy, "applyStrategy");
     Objects.requireNonNull(ssaFieldManager, "ssaFieldManager");
@@ -100,6 +106,7 @@ public record EngineOptions(
     builder.workers = workers;
     builder.eventRate = eventRate;
     builder.leaderElection = leaderElection;
+    builder.sharding = sharding;
     builder.targetLabelSelector = targetLabelSelector;
     builder.applyStrategy = applyStrategy;
     builder.ssaFieldManager = ssaFieldManager;
@@ -125,6 +132,7 @@ public record EngineOptions(
     private int workers;
     private @Nullable RateLimit eventRate;
     private @Nullable LeaderElectionSettings leaderElection;
+    private ShardingSettings sharding = ShardingSettings.OFF;
     private @Nullable String targetLabelSelector;
     private @Nullable ApplyStrategy applyStrategy;
     private @Nullable String ssaFieldManager;
@@ -181,6 +189,11 @@ public record EngineOptions(
       return this;
     }
 
+    public Builder sharding(ShardingSettings sharding) {
+      this.sharding = sharding;
+      return this;
+    }
+
     public Builder targetLabelSelector(String targetLabelSelector) {
       this.targetLabelSelector = targetLabelSelector;
       return this;
@@ -225,7 +238,8 @@ public record EngineOptions(
     @SuppressWarnings("NullAway") // an unset option is null here: the constructor rejects it by name
     public EngineOptions build() {
       return new EngineOptions(kubeconfig, discoveryInterval, cacheFlushInterval, metricsAddress, healthProbeAddress,
-          apiRate, workers, eventRate, leaderElection, targetLabelSelector, applyStrategy, ssaFieldManager, logging,
+          apiRate, workers, eventRate, leaderElection, sharding, targetLabelSelector, applyStrategy, ssaFieldManager,
+          logging,
           retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout);
     }
   }

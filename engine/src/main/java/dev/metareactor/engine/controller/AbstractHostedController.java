@@ -21,7 +21,12 @@ import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
+import dev.metareactor.engine.shard.ShardKeys;
+import dev.metareactor.engine.shard.ShardMover;
+import dev.metareactor.engine.shard.ShardedController;
+import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.http.HookIdentity;
+import io.micrometer.core.instrument.Gauge;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -85,12 +90,18 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private final Finalizers finalizers;
   private final Map<String, Optional<HookConfig>> hookConfigs;
   private final ChildApplier applier;
+  /** {@code shard.metareactor.dev/<tag>.<name>}: with {@code --sharding}, which shard owns a parent. */
+  private final String ownerLabel;
 
   private volatile Phase phase = Phase.NEW;
   /** Guards everything below: start and stop may race (a spec change while the controller still starts). */
   private final Object lifecycle = new Object();
   private boolean stopped;
   private final List<InformerLease> leases = new ArrayList<>();
+  /** The informers of owned objects, which a move to another shard relabels. */
+  private final List<InformerLease> ownedInformers = new ArrayList<>();
+  /** With {@code --sharding}: moves parents to their shard; made in begin(). */
+  private @Nullable ShardMover mover;
   private final List<Disposable> subscriptions = new ArrayList<>();
   // Made when the controller begins (the queue and hook materials before wire() runs, the sync by it); nothing uses
   // them before.
@@ -122,8 +133,9 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     this.context = Objects.requireNonNull(context, "context");
     this.workerCount = WorkersAnnotation.workers(controllerObject.annotations(), context.options().workers());
     this.finalizers = new Finalizers(spec.finalizerName(), context.api());
+    this.ownerLabel = ShardKeys.ownerLabel(kind, name);
     this.applier = ChildApplier.of(context.options().applyStrategy(), context.api(),
-        context.options().ssaFieldManager());
+        context.options().ssaFieldManager(), ownLabels());
     Map<String, Optional<HookConfig>> configs = new LinkedHashMap<>();
     spec.hooksByName().forEach((hookName, hook) ->
         configs.put(hookName, HookConfig.of(hook, spec.endpointConfigs(), hookName)));
@@ -189,6 +201,14 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   }
 
   /**
+   * The labels the engine keeps on every object the controller writes for a parent, beside what the hook asks for:
+   * with {@code --sharding}, the owner label with this replica's shard (a replica writes only for its own parents).
+   */
+  protected final Map<String, String> ownLabels() {
+    return context.sharding().enabled() ? Map.of(ownerLabel, context.sharding().membership().self()) : Map.of();
+  }
+
+  /**
    * The types of children (or attachments, or outputs) these rules name, each with its informer taken.
    *
    * @param resources the rules' resources as resolved, in the same order
@@ -196,14 +216,41 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   protected final List<ChildType> childTypes(List<ChildResourceRule> rules, List<ApiResource> resources) {
     List<ChildType> types = new ArrayList<>();
     for (int i = 0; i < rules.size(); i++) {
-      types.add(new ChildType(resources.get(i), acquire(resources.get(i)), rules.get(i).updateMethod()));
+      types.add(new ChildType(resources.get(i), acquireOwned(resources.get(i)), rules.get(i).updateMethod()));
     }
     return types;
   }
 
-  /** Takes an informer for the controller's lifetime. */
+  /**
+   * Takes an informer for the controller's lifetime, of every object of the resource (objects the controller reads:
+   * related objects, a MapController's inputs).
+   */
   protected final InformerLease acquire(ApiResource resource) {
     InformerLease lease = context.informers().acquire(resource);
+    leases.add(lease);
+    return lease;
+  }
+
+  /**
+   * Takes the informer of a resource whose objects the controller syncs (parents, targets): with {@code --sharding},
+   * of this replica's share of them only.
+   */
+  protected final InformerLease acquireSynced(ApiResource resource) {
+    return context.sharding().enabled() ? acquireShare(resource) : acquire(resource);
+  }
+
+  /**
+   * Takes the informer of a resource of objects the controller writes for its parents (children, attachments,
+   * outputs, revisions): with {@code --sharding}, of those of this replica's parents only.
+   */
+  protected final InformerLease acquireOwned(ApiResource resource) {
+    InformerLease lease = context.sharding().enabled() ? acquireShare(resource) : acquire(resource);
+    ownedInformers.add(lease);
+    return lease;
+  }
+
+  private InformerLease acquireShare(ApiResource resource) {
+    InformerLease lease = context.informers().acquire(resource, "", context.sharding().selector(ownerLabel));
     leases.add(lease);
     return lease;
   }
@@ -267,7 +314,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
       RelatedObjects<K> relatedObjects, ObjectSync.Hooks hooks) {
     ParentEvents events = context.events()::record;
     return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson, hooks, relatedObjects,
-        new ChildrenManager(context.api(), applier, events), finalizers, events);
+        new ChildrenManager(context.api(), applier, events), finalizers, events, this::elsewhere);
   }
 
   /** The hook named {@code type} as a sync calls it, or {@code null} when the object has none; only in wire(). */
@@ -368,10 +415,15 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         syncMetrics = metrics;
         subscriptions.add(metrics::close);
         wiring = true;
+        ObjectSync<K> wired;
         try {
-          sync = wire(resources);
+          wired = wire(resources);
+          sync = wired;
         } finally {
           wiring = false;
+        }
+        if (context.sharding().enabled()) {
+          shard(wired);
         }
         leases.addAll(hookMaterials.watch());
         return true;
@@ -380,6 +432,49 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         throw e;
       }
     }
+  }
+
+  /**
+   * With {@code --sharding}: the mover of parents that belong to another shard, the sharder's registration, and a
+   * membership change syncing every parent of this replica's share that is now another shard's (to move it).
+   */
+  private void shard(ObjectSync<K> wired) {
+    Sharding sharding = context.sharding();
+    ShardMover shardMover = new ShardMover(context.api(), sharding.membership(), ownerLabel, ownedInformers,
+        context.meters(), kind, name);
+    mover = shardMover;
+    List<ShardedController.Synced> synced = wired.syncedResources().stream()
+        .map(type -> new ShardedController.Synced(type.resource(), type::responsibleFor)).toList();
+    AutoCloseable registration = sharding.register(new ShardedController(kind, name, ownerLabel, synced,
+        ownedInformers.stream().map(InformerLease::resource).distinct().toList()));
+    subscriptions.add(() -> {
+      try {
+        registration.close();
+      } catch (Exception e) {
+        log.warn("{} {}: leaving the sharder failed", kind, name, e);
+      }
+    });
+    subscriptions.add(sharding.membership().changes().subscribe(live -> {
+      shardMover.membershipChanged();
+      if (phase == Phase.RUNNING) {
+        wired.keysOf(object -> shardMover.destination(object) != null).forEach(this::enqueue);
+      }
+    }));
+    Gauge gauge = Gauge.builder("metareactor.shard.parents", wired, ObjectSync::responsibleCount)
+        .tag("controller", name).tag("kind", kind).description("Parents (or targets) in this replica's share")
+        .register(context.meters());
+    subscriptions.add(() -> context.meters().remove(gauge));
+  }
+
+  /** With {@code --sharding}: moves {@code object} if another shard owns it now; empty when it stays here. */
+  private Optional<Mono<Void>> elsewhere(SyncedObject object) {
+    ShardMover shardMover = mover;
+    if (shardMover == null) {
+      return Optional.empty();
+    }
+    String destination = shardMover.destination(object.object());
+    return destination == null ? Optional.empty()
+        : Optional.of(shardMover.move(object.resource(), object.object(), destination));
   }
 
   /** A hook cannot be called (its Secret is missing, say): once per problem, a Warning on the controller. */

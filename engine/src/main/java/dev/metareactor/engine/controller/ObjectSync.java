@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -194,6 +195,21 @@ public final class ObjectSync<K extends SyncKey> {
   private final ChildrenManager owned;
   private final Finalizers finalizers;
   private final ParentEvents events;
+  private final Placement placement;
+
+  /**
+   * Where a synced object belongs (with {@code --sharding}): a move to the replica that owns it, instead of a sync,
+   * when that is another one.
+   */
+  @FunctionalInterface
+  public interface Placement {
+
+    /** Every object is synced here. */
+    Placement HERE = object -> Optional.empty();
+
+    /** The move of {@code object} to the replica that owns it, or empty when this one does. */
+    Optional<Mono<Void>> elsewhere(SyncedObject object);
+  }
 
   /**
    * @param controller {@code <Kind> <name>} of the controller, for messages
@@ -202,6 +218,13 @@ public final class ObjectSync<K extends SyncKey> {
    */
   public ObjectSync(Kind<K> kind, Shape shape, String controller, JsonNode controllerObject, Hooks hooks,
       RelatedObjects<K> related, ChildrenManager owned, Finalizers finalizers, ParentEvents events) {
+    this(kind, shape, controller, controllerObject, hooks, related, owned, finalizers, events, Placement.HERE);
+  }
+
+  /** @param placement moves an object that another replica owns (with {@code --sharding}) instead of syncing it */
+  public ObjectSync(Kind<K> kind, Shape shape, String controller, JsonNode controllerObject, Hooks hooks,
+      RelatedObjects<K> related, ChildrenManager owned, Finalizers finalizers, ParentEvents events,
+      Placement placement) {
     this.kind = Objects.requireNonNull(kind, "kind");
     this.shape = Objects.requireNonNull(shape, "shape");
     this.controller = Objects.requireNonNull(controller, "controller");
@@ -211,6 +234,7 @@ public final class ObjectSync<K extends SyncKey> {
     this.owned = Objects.requireNonNull(owned, "owned");
     this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
     this.events = Objects.requireNonNull(events, "events");
+    this.placement = Objects.requireNonNull(placement, "placement");
   }
 
   /**
@@ -225,6 +249,10 @@ public final class ObjectSync<K extends SyncKey> {
       return Mono.just(Optional.empty());
     }
     SyncedObject object = found.get();
+    Optional<Mono<Void>> move = placement.elsewhere(object);
+    if (move.isPresent()) {
+      return move.get().thenReturn(Optional.empty());
+    }
     return syncFinalizer(object)
         .map(object::as)
         // removing our finalizer may have made it none of our business
@@ -240,15 +268,38 @@ public final class ObjectSync<K extends SyncKey> {
 
   /** The keys of every cached object the controller is responsible for (a periodic resync). */
   public List<K> responsibleKeys() {
+    return keysOf(object -> true);
+  }
+
+  /** The keys of the cached objects the controller is responsible for that {@code which} accepts. */
+  public List<K> keysOf(Predicate<KubeObject> which) {
     List<K> keys = new ArrayList<>();
     for (SyncedResource type : kind.resources()) {
       for (KubeObject object : type.informer().list()) {
-        if (type.responsibleFor(object)) {
+        if (type.responsibleFor(object) && which.test(object)) {
           keys.addAll(kind.keysOf(type, object));
         }
       }
     }
     return keys;
+  }
+
+  /** How many cached objects the controller is responsible for. */
+  public int responsibleCount() {
+    int count = 0;
+    for (SyncedResource type : kind.resources()) {
+      for (KubeObject object : type.informer().list()) {
+        if (type.responsibleFor(object)) {
+          count++;
+        }
+      }
+    }
+    return count;
+  }
+
+  /** The resources whose objects the controller syncs. */
+  public List<SyncedResource> syncedResources() {
+    return kind.resources();
   }
 
   /** Every cached object that carries the controller's finalizer (for retiring). */

@@ -6,6 +6,7 @@ import dev.metareactor.engine.discovery.DiscoveredResources;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.Informers;
 import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.http.HookClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
@@ -22,6 +23,7 @@ import java.util.Objects;
  * @param hooks the hook client
  * @param meters where queue and hook metrics go
  * @param scheduling the schedulers and clocks controllers run on (virtual ones in tests)
+ * @param sharding {@code --sharding}: this replica's share of every controller's parents, or none
  */
 public record ControllerContext(
     EngineOptions options,
@@ -31,7 +33,8 @@ public record ControllerContext(
     EventRecorder events,
     HookClient hooks,
     MeterRegistry meters,
-    Scheduling scheduling) {
+    Scheduling scheduling,
+    Sharding sharding) {
 
   public ControllerContext {
     Objects.requireNonNull(options, "options");
@@ -42,5 +45,12 @@ public record ControllerContext(
     Objects.requireNonNull(hooks, "hooks");
     Objects.requireNonNull(meters, "meters");
     Objects.requireNonNull(scheduling, "scheduling");
+    Objects.requireNonNull(sharding, "sharding");
+  }
+
+  /** The same services without sharding (a single replica syncs every parent). */
+  public ControllerContext(EngineOptions options, DiscoveredResources discovery, Informers informers, ObjectApi api,
+      EventRecorder events, HookClient hooks, MeterRegistry meters, Scheduling scheduling) {
+    this(options, discovery, informers, api, events, hooks, meters, scheduling, Sharding.disabled());
   }
 }

@@ -13,15 +13,21 @@ import dev.metareactor.engine.host.ControllerHost;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.informer.SharedInformers;
+import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiServerCheck;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeConfig;
 import dev.metareactor.engine.selector.LabelSelector;
+import dev.metareactor.engine.shard.Membership;
+import dev.metareactor.engine.shard.ShardAssigner;
+import dev.metareactor.engine.shard.ShardKeys;
+import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
 import dev.metareactor.http.ManagementServer;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -38,6 +44,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -45,7 +52,9 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /**
  * The running engine: one connection to the API server ({@link KubeApi}), discovery, the shared informers, the
@@ -63,6 +72,8 @@ public final class Engine implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   private static final Duration MANAGEMENT_GRACE = Duration.ofSeconds(5);
+  /** With {@code --sharding}, the header that names the calling replica's shard on every hook call. */
+  public static final String SHARD_HEADER = "Metareactor-Shard";
   /**
    * How long an informer's lists and watches may fail before the engine stops calling itself ready: longer than a
    * watch reconnect or an API server's rolling restart takes, short enough that a probe sees an engine whose caches
@@ -80,6 +91,8 @@ public final class Engine implements AutoCloseable {
   private final SharedInformers informers;
   private final List<ControllerHost> hosts;
   private final Optional<LeaderElection> leaderElection;
+  /** With {@code --sharding}: this replica's own lease, which it syncs parents only while holding. */
+  private final Optional<LeaderElection> shardLease;
   private final ManagementServer management;
   /** What {@link #close()} closes after the hosts, in reverse order of creation. */
   private final Deque<AutoCloseable> resources;
@@ -102,17 +115,36 @@ public final class Engine implements AutoCloseable {
         options.ssaFieldManager());
     resources.push(informers);
     ApiWriter api = new ApiWriter(kube, options.apiRate(), meters);
+    String shard = options.sharding().enabled()
+        ? ShardKeys.requireShardName(options.sharding().shardName().isBlank() ? hostName()
+            : options.sharding().shardName())
+        : "";
+    HookClientOptions hookOptions = HookClientOptions.DEFAULTS.withMaxResponseBytes(options.hookMaxResponseSize());
     HookClient hookClient = HookClient.create(
-        HookClientOptions.DEFAULTS.withMaxResponseBytes(options.hookMaxResponseSize()), meters);
+        shard.isEmpty() ? hookOptions : hookOptions.withHeaders(Map.of(SHARD_HEADER, shard)), meters);
     resources.push(hookClient);
     EventRecorder events = new EventRecorder(api, options.eventRate(), scheduling.wallClock(), identity);
+    Sharding sharding = Sharding.disabled();
+    ShardAssigner assigner = null;
+    if (!shard.isEmpty()) {
+      this.shardLease = Optional.of(LeaderElection.forShard(api, options.leaderElection(), shard, identity,
+          scheduling));
+      Membership membership = new Membership(shard, LeaderElection.leaseDuration(), scheduling.nanoTime());
+      followShards(membership, shardLease.get().namespace(), scheduling);
+      assigner = new ShardAssigner(api, informers, membership, fence(api, membership, shardLease.get().namespace()),
+          scheduling.work(), meters);
+      resources.push(assigner);
+      sharding = Sharding.of(membership, assigner);
+    } else {
+      this.shardLease = Optional.empty();
+    }
     ControllerContext context = new ControllerContext(options, discovery, informers, api, events, hookClient,
-        meters, scheduling);
+        meters, scheduling, sharding);
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
     this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),
         new ControllerHost(DecoratorController.kind(), context, target),
         new ControllerHost(MapController.kind(), context, target));
-    this.leaderElection = options.leaderElection().enabled()
+    this.leaderElection = options.leaderElection().enabled() || assigner != null
         ? Optional.of(new LeaderElection(api, options.leaderElection(), identity, scheduling))
         : Optional.empty();
     this.management = ManagementServer.start(new ManagementServer.Options(
@@ -120,9 +152,50 @@ public final class Engine implements AutoCloseable {
     resources.push(() -> management.shutdown(MANAGEMENT_GRACE));
 
     followDiscoveryChanges(informers);
-    leaderElection.ifPresentOrElse(
-        election -> election.start(this::lead, () -> fatal("leader election lost")),
-        this::lead);
+    if (assigner != null) {
+      // Sharded: every replica syncs its share while it holds its own lease; the leader also assigns.
+      ShardAssigner sharder = assigner;
+      shardLease.get().start(this::lead, () -> fatal("shard lease lost"));
+      leaderElection.get().start(sharder::lead, () -> fatal("leader election lost"));
+    } else {
+      leaderElection.ifPresentOrElse(
+          election -> election.start(this::lead, () -> fatal("leader election lost")),
+          this::lead);
+    }
+  }
+
+  /**
+   * Ends a shard that is not live before the sharder moves its parents: its lease deleted if it is still the version
+   * last seen (the shard renewed it meanwhile: a conflict, and the shard lives); a shard without a lease is over.
+   */
+  private static ShardAssigner.Fence fence(ApiWriter api, Membership membership, String namespace) {
+    return shard -> membership.lease(shard)
+        .map(lease -> api.deleteAt(LeaderElection.LEASES, namespace, lease.name(),
+                Objects.requireNonNull(lease.resourceVersion(), "a cached lease has a resourceVersion"))
+            .thenReturn(true)
+            .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> Mono.just(false)))
+        .orElseGet(() -> Mono.just(true));
+  }
+
+  /** Every shard lease of the installation, into the membership, which expires them by the clock every second. */
+  private void followShards(Membership membership, String namespace, Scheduling scheduling) {
+    InformerLease leases = informers.acquire(LeaderElection.LEASES, namespace,
+        ShardKeys.INSTALLATION + "=" + options.leaderElection().id());
+    Disposable events = leases.events().subscribe(event -> {
+      if (event.type() == ObjectEvent.Type.DELETED) {
+        membership.forget(event.object());
+      } else {
+        membership.observe(event.object());
+      }
+    });
+    Disposable ticks = Flux.interval(Duration.ofSeconds(1), scheduling.work()).subscribe(tick -> membership.tick());
+    Gauge.builder("metareactor.shard.live", membership, live -> live.live().size())
+        .description("Live shards as this replica sees them").register(meters);
+    resources.push(() -> {
+      ticks.dispose();
+      events.dispose();
+      leases.close();
+    });
   }
 
   /**
@@ -181,7 +254,8 @@ public final class Engine implements AutoCloseable {
       return false;
     }
     if (!leading) {
-      return leaderElection.isPresent();
+      // A standby is ready; a shard waiting for its own lease is not yet.
+      return leaderElection.isPresent() && shardLease.isEmpty();
     }
     for (ControllerHost host : hosts) {
       if (!host.isReady()) {
@@ -233,7 +307,9 @@ public final class Engine implements AutoCloseable {
         LOG.warn("stopping the {} host failed", host.kind().kind(), e);
       }
     }
-    // Only now give the lease up: a standby must not start writing while this replica still drains.
+    // Only now give the leases up: a standby (or the sharder, for this shard's parents) must not start writing while
+    // this replica still drains.
+    shardLease.ifPresent(LeaderElection::close);
     leaderElection.ifPresent(LeaderElection::close);
     closeAll(resources);
     LOG.info("shut down");
@@ -268,6 +344,11 @@ public final class Engine implements AutoCloseable {
 
   /** This replica's name in Events and the lease: the host (pod) name and a random suffix, as controller-runtime. */
   private static String identity() {
+    return hostName() + "_" + UUID.randomUUID();
+  }
+
+  /** The host (pod) name. */
+  private static String hostName() {
     String host = System.getenv("HOSTNAME");
     if (host == null || host.isBlank()) {
       try {
@@ -276,6 +357,6 @@ public final class Engine implements AutoCloseable {
         host = "metareactor";
       }
     }
-    return host + "_" + UUID.randomUUID();
+    return host;
   }
 }

@@ -8,6 +8,7 @@ import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeConfig;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.shard.ShardKeys;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -59,6 +61,9 @@ final class LeaderElection implements AutoCloseable {
   private final ApiWriter api;
   private final String namespace;
   private final String name;
+  private final Map<String, String> labels;
+  /** {@code leader}, or {@code shard} for a shard's own lease (the first log line says which). */
+  private final String role;
   private final String identity;
   private final String lock;
   private final Scheduling scheduling;
@@ -80,13 +85,44 @@ final class LeaderElection implements AutoCloseable {
    * @throws IllegalArgumentException when no namespace is given and the process does not run in a pod
    */
   LeaderElection(ApiWriter api, LeaderElectionSettings settings, String identity, Scheduling scheduling) {
+    this(api, namespace(settings), settings.id(), Map.of(), "leader", identity, scheduling);
+  }
+
+  private LeaderElection(ApiWriter api, String namespace, String name, Map<String, String> labels, String role,
+      String identity, Scheduling scheduling) {
     this.api = Objects.requireNonNull(api, "api");
     this.scheduling = Objects.requireNonNull(scheduling, "scheduling");
     this.scheduler = Schedulers.single(scheduling.work());
-    this.namespace = namespace(settings);
-    this.name = settings.id();
+    this.namespace = namespace;
+    this.name = name;
+    this.labels = Map.copyOf(labels);
+    this.role = role;
     this.identity = Objects.requireNonNull(identity, "identity");
     this.lock = namespace + "/" + name;
+  }
+
+  /**
+   * A shard's own lease with {@code --sharding}: {@code <--leader-election-id>-shard-<shard>} in the leader lease's
+   * namespace, labelled with the installation and the shard, held by this process. The same algorithm and timings
+   * as the leader lease: a shard is taken only once a former holder (a previous process of the same shard) has not
+   * renewed it for a lease duration, and a replica that cannot renew it has lost its shard.
+   *
+   * @throws IllegalArgumentException when no namespace is given and the process does not run in a pod
+   */
+  static LeaderElection forShard(ApiWriter api, LeaderElectionSettings settings, String shard, String identity,
+      Scheduling scheduling) {
+    return new LeaderElection(api, namespace(settings), ShardKeys.leaseName(settings.id(), shard),
+        Map.of(ShardKeys.INSTALLATION, settings.id(), ShardKeys.SHARD, shard), "shard", identity, scheduling);
+  }
+
+  /** The lease's namespace. */
+  String namespace() {
+    return namespace;
+  }
+
+  /** How long a lease lasts without a renewal. */
+  static Duration leaseDuration() {
+    return LEASE_DURATION;
   }
 
   private static String namespace(LeaderElectionSettings settings) {
@@ -112,7 +148,7 @@ final class LeaderElection implements AutoCloseable {
     scheduler.schedule(() -> {
       this.onLeading = Objects.requireNonNull(onLeading, "onLeading");
       this.onLost = Objects.requireNonNull(onLost, "onLost");
-      LOG.atInfo().setMessage("Attempting to acquire leader lease...").addKeyValue("lock", lock).log();
+      LOG.atInfo().setMessage("Attempting to acquire " + role + " lease...").addKeyValue("lock", lock).log();
       attempt();
     });
   }
@@ -123,6 +159,8 @@ final class LeaderElection implements AutoCloseable {
       return;
     }
     next = tryAcquireOrRenew()
+        .onErrorResume(Taken.class, e -> Mono.fromRunnable(() -> taken(e)).subscribeOn(scheduler)
+            .then(Mono.never()))
         .onErrorResume(e -> {
           LOG.atDebug().setMessage("Failed to acquire or renew lease").addKeyValue("lock", lock)
               .addKeyValue("err", e.getMessage()).log();
@@ -130,6 +168,16 @@ final class LeaderElection implements AutoCloseable {
         })
         .publishOn(scheduler)
         .subscribe(this::afterAttempt);
+  }
+
+  /** The lease was taken from this replica while it held it: lost at once, no more attempts; on the worker. */
+  private void taken(Taken how) {
+    if (leading && !closed) {
+      leading = false;
+      LOG.atInfo().setMessage("Failed to renew lease").addKeyValue("lock", lock).addKeyValue("err", how.getMessage())
+          .log();
+      Objects.requireNonNull(onLost, "set by start()").run();
+    }
   }
 
   private void afterAttempt(boolean held) {
@@ -185,14 +233,37 @@ final class LeaderElection implements AutoCloseable {
         .flatMap(lease -> {
           observe(lease);
           boolean mine = heldBy(lease, identity);
+          if (exclusive() && leading && !mine) {
+            return Mono.error(new Taken("held by another since this replica held it"));
+          }
           if (!heldBy(lease, "") && leaseValid() && !mine) {
             return Mono.just(false);
           }
           return api.update(LEASES, record(lease, now, mine)).map(written -> observe(written.object()))
               .map(written -> true);
         })
-        .onErrorResume(e -> ApiException.codeOf(e) == 404,
-            e -> api.create(LEASES, newLease(now)).map(written -> observe(written.object())).map(written -> true));
+        .onErrorResume(e -> ApiException.codeOf(e) == 404 && !(exclusive() && leading),
+            e -> api.create(LEASES, newLease(now)).map(written -> observe(written.object())).map(written -> true))
+        .onErrorMap(e -> ApiException.codeOf(e) == 404 && exclusive() && leading,
+            e -> new Taken("deleted since this replica held it"));
+  }
+
+  /**
+   * Whether a lease this replica held and then found taken (released by another, given to another, or deleted)
+   * ends its hold at once: a shard's lease, which the sharder deletes when it moves a shard's parents away, so the
+   * replica must stop syncing them. A leader lease found released is taken again, as client-go does.
+   */
+  private boolean exclusive() {
+    return role.equals("shard");
+  }
+
+  /** The lease was taken from this replica. */
+  private static final class Taken extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Taken(String how) {
+      super("lease " + how, null, false, false);
+    }
   }
 
   private static boolean heldBy(KubeObject lease, String holder) {
@@ -233,7 +304,10 @@ final class LeaderElection implements AutoCloseable {
     ObjectNode lease = KubeJson.nodes().objectNode();
     lease.put("apiVersion", "coordination.k8s.io/v1");
     lease.put("kind", "Lease");
-    lease.putObject("metadata").put("name", name).put("namespace", namespace);
+    ObjectNode metadata = lease.putObject("metadata").put("name", name).put("namespace", namespace);
+    if (!labels.isEmpty()) {
+      metadata.set("labels", KubeJson.mapper().valueToTree(labels));
+    }
     lease.putObject("spec")
         .put("holderIdentity", identity)
         .put("leaseDurationSeconds", LEASE_DURATION.toSeconds())

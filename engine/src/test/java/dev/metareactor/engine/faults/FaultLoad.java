@@ -3,6 +3,7 @@ package dev.metareactor.engine.faults;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.server.Engine;
 import dev.metareactor.http.HookServer;
 import dev.metareactor.testing.k8s.LocalCluster;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
@@ -10,12 +11,16 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
+import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -45,6 +50,16 @@ public final class FaultLoad implements AutoCloseable {
   final int parentCount;
   /** Sync hook calls per parent. */
   final Map<String, AtomicInteger> syncCalls = new ConcurrentHashMap<>();
+  /** Every sync hook call: which parent, the shard that called (with {@code --sharding}), when it began and ended. */
+  final List<SyncCall> calls = new CopyOnWriteArrayList<>();
+  /** Sync hook calls that began while another call for the same parent was in flight. */
+  final AtomicInteger concurrentCalls = new AtomicInteger();
+  private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+  /** How long the sync hook takes (0 by default: as fast as it can). */
+  private volatile Duration syncTime = Duration.ZERO;
+
+  /** One sync hook call; times from {@link System#nanoTime}. */
+  record SyncCall(String parent, String shard, long began, long ended) {}
 
   /** The load of {@code parentCount} parents; its hooks start serving now. */
   public FaultLoad(LocalCluster cluster, int parentCount) {
@@ -55,7 +70,7 @@ public final class FaultLoad implements AutoCloseable {
     this.parents = ParentCrd.create(cluster, "Load");
     this.mappers = ParentCrd.create(cluster, "Mapper");
     this.hooks = HookServer.builder()
-        .route("/sync", this::sync)
+        .routeWithHeaders("/sync", this::timedSync)
         .route("/decorate", FaultLoad::decorate)
         .route("/map", FaultLoad::map)
         .start();
@@ -164,6 +179,31 @@ public final class FaultLoad implements AutoCloseable {
 
   int totalSyncCalls() {
     return syncCalls.values().stream().mapToInt(AtomicInteger::get).sum();
+  }
+
+  /**
+   * Makes the sync hook take {@code time} per call: long enough that two replicas calling it for one parent at once
+   * would be seen in flight together.
+   */
+  void syncTakes(Duration time) {
+    this.syncTime = time;
+  }
+
+  /** The sync hook, recording who called it and when, and whether it was already running for the parent. */
+  private Mono<JsonNode> timedSync(JsonNode request, HttpHeaders headers) {
+    String parent = request.path("parent").path("metadata").path("name").asString();
+    String shard = String.valueOf(headers.get(Engine.SHARD_HEADER));
+    long began = System.nanoTime();
+    AtomicInteger running = inFlight.computeIfAbsent(parent, p -> new AtomicInteger());
+    if (running.incrementAndGet() > 1) {
+      concurrentCalls.incrementAndGet();
+    }
+    Mono<JsonNode> answer = syncTime.isZero() ? Mono.fromSupplier(() -> sync(request))
+        : Mono.delay(syncTime).map(tick -> sync(request));
+    return answer.doFinally(signal -> {
+      running.decrementAndGet();
+      calls.add(new SyncCall(parent, shard, began, System.nanoTime()));
+    });
   }
 
   private JsonNode sync(JsonNode request) {

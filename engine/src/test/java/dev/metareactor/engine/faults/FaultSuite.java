@@ -40,12 +40,22 @@ abstract class FaultSuite {
   /** The engines' logs go to {@code target/fault-logs/<class>/<test>/}, kept for a look after a failure. */
   @BeforeEach
   void load(LocalCluster cluster, TestInfo test) throws IOException {
-    this.load = new FaultLoad(cluster, FaultLoad.PARENTS);
+    this.load = new FaultLoad(cluster, parentCount());
     this.invariants = new Invariants(load);
     String method = test.getTestMethod().map(Method::getName).orElse("test");
     // A parameterized test's runs each get their own directory.
     String run = test.getDisplayName().startsWith(method) ? "" : "-" + test.getDisplayName().replaceAll("\\W+", "_");
     this.dir = Files.createDirectories(Path.of("target", "fault-logs", getClass().getSimpleName(), method + run));
+  }
+
+  /** How many parents the load has. */
+  int parentCount() {
+    return FaultLoad.PARENTS;
+  }
+
+  /** Where the engines' logs of this test go. */
+  Path logs() {
+    return dir;
   }
 
   @AfterEach
@@ -101,6 +111,6 @@ abstract class FaultSuite {
   void awaitWaveUnderway(String value) {
     await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> load.parentList().stream()
         .filter(parent -> value.equals(((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status",
-            Map.of())).get("value"))).count() >= FaultLoad.PARENTS / 4);
+            Map.of())).get("value"))).count() >= load.parentCount / 4);
   }
 }

@@ -4,6 +4,7 @@ import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
+import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -22,11 +23,31 @@ public interface ChildApplier {
 
   /** The applier {@code strategy} names. */
   static ChildApplier of(ApplyStrategy strategy, ObjectApi api, String fieldManager) {
+    return of(strategy, api, fieldManager, Map.of());
+  }
+
+  /**
+   * The applier {@code strategy} names, keeping {@code ownLabels} on every object it writes besides what the hook
+   * asks for (with {@code --sharding}, the owner label of the replica's shard). They are the engine's, not the
+   * hook's: dynamic apply writes them on create without recording them in the last-applied annotation, so changing
+   * them never counts as a change of the desired object (a {@code Recreate} child is never re-created for them).
+   */
+  static ChildApplier of(ApplyStrategy strategy, ObjectApi api, String fieldManager, Map<String, String> ownLabels) {
     Objects.requireNonNull(strategy, "strategy");
     return switch (strategy) {
-      case DYNAMIC_APPLY -> new DynamicApplier(api, fieldManager);
-      case SERVER_SIDE_APPLY -> new ServerSideApplier(api, fieldManager);
+      case DYNAMIC_APPLY -> new DynamicApplier(api, fieldManager, ownLabels);
+      case SERVER_SIDE_APPLY -> new ServerSideApplier(api, fieldManager, ownLabels);
     };
+  }
+
+  /** {@code labels} added to {@code object}'s {@code metadata.labels} (in place). */
+  static void addLabels(ObjectNode object, Map<String, String> labels) {
+    if (labels.isEmpty()) {
+      return;
+    }
+    ObjectNode metadata = (ObjectNode) object.get("metadata");
+    ObjectNode existing = metadata.get("labels") instanceof ObjectNode map ? map : metadata.putObject("labels");
+    labels.forEach(existing::put);
   }
 
   /** What writing a desired object over its existing one would do. */

@@ -9,6 +9,7 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.OwnerRef;
+import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -29,17 +30,23 @@ final class DynamicApplier implements ChildApplier {
 
   private final ObjectApi api;
   private final String fieldManager;
+  private final Map<String, String> ownLabels;
 
-  /** @param fieldManager the server-side apply field manager whose field sets say a child was applied that way */
-  DynamicApplier(ObjectApi api, String fieldManager) {
+  /**
+   * @param fieldManager the server-side apply field manager whose field sets say a child was applied that way
+   * @param ownLabels the engine's labels, written on create and kept by the merge (it keeps what it did not apply)
+   */
+  DynamicApplier(ObjectApi api, String fieldManager, Map<String, String> ownLabels) {
     this.api = Objects.requireNonNull(api, "api");
     this.fieldManager = Objects.requireNonNull(fieldManager, "fieldManager");
+    this.ownLabels = Map.copyOf(ownLabels);
   }
 
   @Override
   public Mono<Void> create(KubeObject owner, ApiResource resource, ObjectNode desired) {
     ObjectNode object = DynamicApply.create(desired).object();
     OwnerRef.addControllerTo(object, owner);
+    ChildApplier.addLabels(object, ownLabels);
     return api.create(resource, object).then();
   }
 
@@ -51,6 +58,7 @@ final class DynamicApplier implements ChildApplier {
     if (applied != null && LastAppliedConfiguration.raw(observed) == null) {
       ObjectNode configuration = ServerSideApply.configuration(desired);
       OwnerRef.addControllerTo(configuration, owner);
+      ChildApplier.addLabels(configuration, ownLabels);
       if (ServerSideApply.unchanged(observed, configuration, applied)) {
         return null;
       }

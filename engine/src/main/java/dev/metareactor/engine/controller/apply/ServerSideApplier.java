@@ -17,6 +17,7 @@ import dev.metareactor.engine.kube.OwnerRef;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -66,6 +67,7 @@ final class ServerSideApplier implements ChildApplier {
 
   private final ObjectApi api;
   private final String fieldManager;
+  private final Map<String, String> ownLabels;
   private final Set<String> formerManagers;
   /** Child UID -> the desired object (by fingerprint) last seen to need nothing at that resourceVersion. */
   private final Cache<String, Settled> settled = Caffeine.newBuilder().maximumSize(SETTLED_MAX)
@@ -73,9 +75,11 @@ final class ServerSideApplier implements ChildApplier {
 
   private record Settled(long desired, String resourceVersion) {}
 
-  ServerSideApplier(ObjectApi api, String fieldManager) {
+  /** @param ownLabels the engine's labels, applied with every configuration (and so owned by the manager) */
+  ServerSideApplier(ObjectApi api, String fieldManager, Map<String, String> ownLabels) {
     this.api = Objects.requireNonNull(api, "api");
     this.fieldManager = Objects.requireNonNull(fieldManager, "fieldManager");
+    this.ownLabels = Map.copyOf(ownLabels);
     Set<String> former = new LinkedHashSet<>(DYNAMIC_APPLY_MANAGERS);
     former.add(fieldManager);
     this.formerManagers = Set.copyOf(former);
@@ -114,9 +118,10 @@ final class ServerSideApplier implements ChildApplier {
     };
   }
 
-  private static ObjectNode configuration(KubeObject owner, ObjectNode desired) {
+  private ObjectNode configuration(KubeObject owner, ObjectNode desired) {
     ObjectNode configuration = ServerSideApply.configuration(desired);
     OwnerRef.addControllerTo(configuration, owner);
+    ChildApplier.addLabels(configuration, ownLabels);
     return configuration;
   }
 
@@ -181,8 +186,8 @@ final class ServerSideApplier implements ChildApplier {
    * The desired object and its owner, which make the configuration: a child of another owner of the same name is
    * another configuration (its ControllerRef).
    */
-  private static long fingerprint(KubeObject owner, ObjectNode desired) {
-    return GoJson.fingerprint(desired) * 31 + owner.storedUid().hashCode();
+  private long fingerprint(KubeObject owner, ObjectNode desired) {
+    return (GoJson.fingerprint(desired) * 31 + owner.storedUid().hashCode()) * 31 + ownLabels.hashCode();
   }
 
   @Override

@@ -84,7 +84,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
 
   @Override
   protected ObjectSync<ParentKey> wire(List<ApiResource> resources) {
-    SyncedResource parents = new SyncedResource(resources.get(0), acquire(resources.get(0)),
+    SyncedResource parents = new SyncedResource(resources.get(0), acquireSynced(resources.get(0)),
         parent -> spec().parentSelector().matches(parent.labels()), finalizers());
     int childCount = spec().children().size();
     List<ChildType> childTypes = childTypes(spec().children(), resources.subList(1, 1 + childCount));
@@ -112,8 +112,8 @@ public final class CompositeController extends AbstractHostedController<ParentKe
         rules.add(new Rollout.Rule(type.group(), type.kind(), rule.updateMethod(), rule.statusChecks()));
       }
     }
-    ChildType revisions = new ChildType(revisionResource, acquire(revisionResource), UpdateMethod.ON_DELETE);
+    ChildType revisions = new ChildType(revisionResource, acquireOwned(revisionResource), UpdateMethod.ON_DELETE);
     return new RollingUpdate(parent, spec().revisionFieldPaths(), spec().generateSelector(), rules, revisions,
-        claimer, context().api(), applier(), workers());
+        claimer, context().api(), applier(), ownLabels(), workers());
   }
 }

@@ -59,7 +59,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
     for (int i = 0; i < spec().targets().size(); i++) {
       ApiResource resource = resources.get(i);
       DecoratorControllerSpec.Target rule = spec().targets().get(i);
-      targetTypes.add(new TargetType(new SyncedResource(resource, acquire(resource),
+      targetTypes.add(new TargetType(new SyncedResource(resource, acquireSynced(resource),
           target -> DecoratorRouter.selected(rule, target), finalizers()), rule));
     }
     List<ChildType> attachmentTypes = childTypes(spec().attachments(),

@@ -68,7 +68,7 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
   @Override
   protected ObjectSync<MapKey> wire(List<ApiResource> resources) {
     int inputCount = spec().inputs().size();
-    SyncedResource parents = new SyncedResource(resources.get(0), acquire(resources.get(0)),
+    SyncedResource parents = new SyncedResource(resources.get(0), acquireSynced(resources.get(0)),
         parent -> spec().parentSelector().matches(parent.labels()), finalizers());
     Map<ApiResource, InformerLease> inputs = new LinkedHashMap<>();
     for (ApiResource resource : resources.subList(1, 1 + inputCount)) {

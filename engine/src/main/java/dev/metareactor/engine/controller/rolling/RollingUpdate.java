@@ -65,6 +65,7 @@ public final class RollingUpdate {
   private final ObjectApi api;
   private final int hookConcurrency;
   private final ChildApplier applier;
+  private final Map<String, String> ownLabels;
   private final Rollout rollout;
   private final LabelSelector revisionLabels;
   private final WrittenRevisions written = new WrittenRevisions();
@@ -74,11 +75,12 @@ public final class RollingUpdate {
    * @param rules the rolling child rules
    * @param revisions the ControllerRevision resource and its informer
    * @param applier how children are written: it says whether a child is up to date
+   * @param ownLabels the engine's labels on every revision it writes ({@code --sharding}'s owner label)
    * @param hookConcurrency the most hook calls of one sync at once (the controller's workers)
    */
   public RollingUpdate(ApiResource parentResource, List<String> fieldPaths, boolean generateSelector,
       List<Rollout.Rule> rules, ChildType revisions, ChildClaimer claimer, ObjectApi api, ChildApplier applier,
-      int hookConcurrency) {
+      Map<String, String> ownLabels, int hookConcurrency) {
     this.parentResource = Objects.requireNonNull(parentResource, "parentResource");
     this.fieldPaths = List.copyOf(fieldPaths);
     this.generateSelector = generateSelector;
@@ -86,6 +88,7 @@ public final class RollingUpdate {
     this.claimer = Objects.requireNonNull(claimer, "claimer");
     this.api = Objects.requireNonNull(api, "api");
     this.applier = Objects.requireNonNull(applier, "applier");
+    this.ownLabels = Map.copyOf(ownLabels);
     if (hookConcurrency < 1) {
       throw new IllegalArgumentException("hookConcurrency must be at least 1, got " + hookConcurrency);
     }
@@ -136,6 +139,7 @@ public final class RollingUpdate {
       return Mono.error(new IllegalStateException("can't make a ControllerRevision: its labels " + labels
           + " (spec.template.metadata.labels) don't match the parent's selector (" + selector + ")"));
     }
+    Map<String, String> labelsWritten = withOwnLabels(labels);
     return claimer.claim(parent, parentResource, selector.and(revisionLabels), List.of(revisions))
         .flatMap(claimed -> {
           List<RevisionObject> found = written.current(parent.storedUid(),
@@ -159,9 +163,19 @@ public final class RollingUpdate {
           RevisionObject current = latest != null ? latest
               : RevisionObject.latest(parentResource.resource(), parentResource.group(), parent, patch);
           return step(synced, current, older, observed, hook, check)
-              .flatMap(step -> writeRevisions(parent, labels, current, older, step.result())
+              .flatMap(step -> writeRevisions(parent, labelsWritten, current, older, step.result())
                   .thenReturn(new Step(step.response(), step.desired())));
         });
+  }
+
+  /** A revision's labels and the engine's own ({@code --sharding}'s owner label). */
+  private Map<String, String> withOwnLabels(Map<String, String> labels) {
+    if (ownLabels.isEmpty()) {
+      return labels;
+    }
+    Map<String, String> all = new LinkedHashMap<>(labels);
+    all.putAll(ownLabels);
+    return all;
   }
 
   /** The hook answers and the rollout step, before anything is written. */

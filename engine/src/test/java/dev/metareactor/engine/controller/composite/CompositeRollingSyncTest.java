@@ -25,6 +25,7 @@ import dev.metareactor.engine.testing.RecordingApi;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -74,7 +75,7 @@ class CompositeRollingSyncTest {
     RollingUpdate rolling = new RollingUpdate(THINGS, List.of(), true,
         List.of(new Rollout.Rule("", "ConfigMap", UpdateMethod.ROLLING_IN_PLACE,
             spec.children().get(0).statusChecks())),
-        new ChildType(REVISIONS, revisions, UpdateMethod.ON_DELETE), claimer, api, applier, 4);
+        new ChildType(REVISIONS, revisions, UpdateMethod.ON_DELETE), claimer, api, applier, Map.of(), 4);
     CompositeSync kind = new CompositeSync(spec, parentType, childTypes, claimer, api, rolling);
     ObjectSync.ChosenHook hook = new ObjectSync.ChosenHook("sync", (request, root) -> answer(request),
         spec.syncHook().orElseThrow());

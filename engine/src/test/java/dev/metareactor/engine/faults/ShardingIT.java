@@ -1,0 +1,286 @@
+package dev.metareactor.engine.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.it.EngineProcess;
+import dev.metareactor.engine.shard.Rendezvous;
+import dev.metareactor.engine.shard.ShardKeys;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import org.awaitility.core.ConditionTimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code --sharding} with engines as processes on the real control plane, under the fault suite's load (all three
+ * kinds of controller) with {@value #PARENTS} parents: three replicas each sync about a third and no parent is synced
+ * by two; a fourth replica takes about a quarter, moved by their owners without a parent synced by two replicas at
+ * once; a replica killed with SIGKILL has its parents taken over by the others. The invariants of the fault suite hold
+ * after each step, and an update wave converges on the new membership.
+ *
+ * <p>"Synced by two replicas" is judged from the sync hook's calls: each call names its replica (the
+ * {@code Metareactor-Shard} header) and takes 20 ms, so two replicas syncing one parent at once would be seen in
+ * flight together; and a parent's calls must come from one replica, then (after a move) another, never back.
+ */
+class ShardingIT extends FaultSuite {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardingIT.class);
+  static final int PARENTS = 600;
+  private static final String COMPOSITE_LABEL_KIND = "CompositeController";
+
+  private final String installation = "shards-" + UUID.randomUUID().toString().substring(0, 8);
+  private final Map<String, Replica> replicas = new LinkedHashMap<>();
+
+  /** A replica: its shard, its process and its ports. */
+  private record Replica(String shard, EngineProcess process, int metricsPort, int healthPort) {}
+
+  @Override
+  int parentCount() {
+    return PARENTS;
+  }
+
+  @AfterEach
+  void stopReplicas() {
+    replicas.values().forEach(replica -> replica.process().close());
+  }
+
+  @Test
+  void parentsAreSpreadOverReplicasMovedToANewOneAndTakenOverFromAKilledOneNeverSyncedByTwo() throws Exception {
+    load.syncTakes(Duration.ofMillis(20));
+    for (String shard : List.of("s1", "s2", "s3")) {
+      start(shard);
+    }
+    // The parents come once every replica sees the others, so that the first assignment is the final one.
+    awaitEveryReplicaSees(3);
+    load.createControllers();
+    load.createObjects("one");
+    Duration converged = awaitShardedInvariants();
+    Map<String, Set<String>> first = parentsBySyncingShard(0);
+    LOG.info("3 replicas converged {} parents in {}: {}", PARENTS, converged, sizes(first));
+    assertThat(first.keySet()).containsExactlyInAnyOrder("s1", "s2", "s3");
+    assertThat(first.values()).as("about a third each (600 parents: within 25%%, 4 standard deviations)")
+        .allSatisfy(parents -> assertThat(parents.size()).isBetween(150, 250));
+    assertNoParentSyncedByTwoAtOnce();
+    assertThat(syncedByMoreThanOne(0)).as("parents synced by more than one replica").isEmpty();
+    assertCachesHoldOnlyTheirShare();
+
+    // A fourth replica: its owners move about a quarter of the parents to it.
+    int mark = load.calls.size();
+    start("s4");
+    awaitEveryReplicaSees(4);
+    Duration moved = awaitShardedInvariants();
+    Map<String, String> owners = ownersNow();
+    long onS4 = owners.values().stream().filter("s4"::equals).count();
+    LOG.info("a 4th replica took {} parents; converged again in {}", onS4, moved);
+    assertThat(onS4).as("about a quarter moved to the new replica").isBetween(100L, 200L);
+    assertNoParentSyncedByTwoAtOnce();
+    assertThat(returnsToAFormerReplica(mark)).as("parents synced again by a replica after another one had").isEmpty();
+    load.setValue("two");
+    awaitShardedInvariants();
+
+    // A replica killed: the others take its parents over once its lease has expired.
+    Replica killed = replicas.remove("s2");
+    Set<String> itsParents = owners.entrySet().stream().filter(owner -> owner.getValue().equals("s2"))
+        .map(Map.Entry::getKey).collect(Collectors.toSet());
+    int killedMark = load.calls.size();
+    long killedAt = System.nanoTime();
+    killed.process().close();
+    load.setValue("three");
+    awaitShardedInvariants();
+    Duration takenOver = Duration.ofNanos(itsParents.stream().mapToLong(parent -> firstCallAfter(killedMark, parent))
+        .max().orElseThrow() - killedAt);
+    LOG.info("{} parents of a killed replica all synced by another replica {} after the kill (lease: 15 s)",
+        itsParents.size(), takenOver);
+    assertThat(ownersNow().values()).doesNotContain("s2");
+    assertNoParentSyncedByTwoAtOnce();
+    assertThat(returnsToAFormerReplica(killedMark)).isEmpty();
+  }
+
+  /** When the first sync hook call for {@code parent} from call {@code from} on began. */
+  private long firstCallAfter(int from, String parent) {
+    return load.calls.subList(from, load.calls.size()).stream().filter(call -> call.parent().equals(parent))
+        .mapToLong(FaultLoad.SyncCall::began).min().orElseThrow(() -> new AssertionError(parent + " never synced"));
+  }
+
+  /** Waits until every replica sees {@code shards} live shards. */
+  private void awaitEveryReplicaSees(int shards) {
+    await().atMost(CONVERGE).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {
+      for (Replica replica : replicas.values()) {
+        if (invariants.metric(replica.metricsPort(), "metareactor_shard_live") != shards) {
+          return false;
+        }
+      }
+      return true;
+    });
+  }
+
+  private void start(String shard) {
+    int metrics = EngineProcess.freePort();
+    int health = EngineProcess.freePort();
+    EngineProcess process = EngineProcess.start(logs().resolve(shard + ".log"),
+        "--kubeconfig=" + load.cluster.kubeconfig(), "--metrics-address=127.0.0.1:" + metrics,
+        "--health-probe-bind-address=127.0.0.1:" + health,
+        "--target-label-selector=metareactor.dev/hosted-by=" + load.hostedBy, "--discovery-interval=1s",
+        "--workers=16", "--client-go-qps=300", "--client-go-burst=600", "--shutdown-timeout=10s",
+        "--sharding", "--shard-name=" + shard, "--leader-election-namespace=" + load.cluster.namespace(),
+        "--leader-election-id=" + installation);
+    replicas.put(shard, new Replica(shard, process, metrics, health));
+  }
+
+  /**
+   * The fault suite's invariants, each replica's queues empty and each ready, and every parent labelled with its
+   * owner among the live replicas, its children with the same.
+   */
+  private Duration awaitShardedInvariants() {
+    long start = System.nanoTime();
+    AtomicReference<List<String>> last = new AtomicReference<>(List.of("never checked"));
+    try {
+      await().atMost(CONVERGE).pollInterval(Duration.ofMillis(500)).until(() -> {
+        List<Replica> live = List.copyOf(replicas.values());
+        List<String> problems = new ArrayList<>(invariants.violations(live.get(0).metricsPort(),
+            live.get(0).healthPort()));
+        for (Replica replica : live.subList(1, live.size())) {
+          if (invariants.metric(replica.metricsPort(), "workqueue_depth") != 0) {
+            problems.add(replica.shard() + ": work queue not empty");
+          }
+          if (invariants.readyz(replica.healthPort()) != 200) {
+            problems.add(replica.shard() + ": not ready");
+          }
+        }
+        problems.addAll(misplaced(List.copyOf(replicas.keySet())));
+        last.set(problems);
+        return problems.isEmpty();
+      });
+    } catch (ConditionTimeoutException e) {
+      List<String> left = last.get();
+      throw new AssertionError("still broken after " + CONVERGE + " (" + left.size() + "): "
+          + left.subList(0, Math.min(20, left.size())), e);
+    }
+    return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  /** Parents not labelled with their owner among {@code shards}, and children not labelled as their parent. */
+  private List<String> misplaced(List<String> shards) {
+    String label = compositeLabel();
+    List<String> problems = new ArrayList<>();
+    Map<String, String> parentShards = new HashMap<>();
+    for (GenericKubernetesResource parent : load.parentList()) {
+      String uid = parent.getMetadata().getUid();
+      String shard = labels(parent.getMetadata().getLabels()).get(label);
+      parentShards.put(uid, shard);
+      String owner = Rendezvous.owner(uid, shards);
+      if (!owner.equals(shard)) {
+        problems.add(parent.getMetadata().getName() + ": on shard " + shard + ", owner " + owner);
+      }
+    }
+    for (ConfigMap child : load.client.configMaps().list().getItems()) {
+      if (!child.getMetadata().getName().matches("load-\\d+-\\d+") || child.getMetadata().getOwnerReferences() == null
+          || child.getMetadata().getOwnerReferences().isEmpty()) {
+        continue;
+      }
+      String parentShard = parentShards.get(child.getMetadata().getOwnerReferences().get(0).getUid());
+      String shard = labels(child.getMetadata().getLabels()).get(label);
+      if (parentShard != null && !parentShard.equals(shard)) {
+        problems.add("ConfigMap " + child.getMetadata().getName() + ": on shard " + shard + ", its parent on "
+            + parentShard);
+      }
+    }
+    return problems;
+  }
+
+  private static Map<String, String> labels(Map<String, String> labels) {
+    return labels == null ? Map.of() : labels;
+  }
+
+  private String compositeLabel() {
+    return ShardKeys.ownerLabel(COMPOSITE_LABEL_KIND, load.hostedBy + "-composite");
+  }
+
+  /** Each parent's shard label now. */
+  private Map<String, String> ownersNow() {
+    Map<String, String> owners = new HashMap<>();
+    for (GenericKubernetesResource parent : load.parentList()) {
+      owners.put(parent.getMetadata().getName(), labels(parent.getMetadata().getLabels()).get(compositeLabel()));
+    }
+    return owners;
+  }
+
+  /** The parents each replica called the sync hook for, from call {@code from} on. */
+  private Map<String, Set<String>> parentsBySyncingShard(int from) {
+    Map<String, Set<String>> byShard = new HashMap<>();
+    for (FaultLoad.SyncCall call : load.calls.subList(from, load.calls.size())) {
+      byShard.computeIfAbsent(call.shard(), shard -> new java.util.TreeSet<>()).add(call.parent());
+    }
+    return byShard;
+  }
+
+  private static Map<String, Integer> sizes(Map<String, Set<String>> byShard) {
+    Map<String, Integer> sizes = new java.util.TreeMap<>();
+    byShard.forEach((shard, parents) -> sizes.put(shard, parents.size()));
+    return sizes;
+  }
+
+  /** Parents the sync hook was called for by more than one replica, from call {@code from} on. */
+  private List<String> syncedByMoreThanOne(int from) {
+    Map<String, Set<String>> shardsByParent = new HashMap<>();
+    for (FaultLoad.SyncCall call : load.calls.subList(from, load.calls.size())) {
+      shardsByParent.computeIfAbsent(call.parent(), parent -> new java.util.TreeSet<>()).add(call.shard());
+    }
+    return shardsByParent.entrySet().stream().filter(entry -> entry.getValue().size() > 1)
+        .map(entry -> entry.getKey() + " " + entry.getValue()).toList();
+  }
+
+  /**
+   * Parents whose calls (in the order they began, from call {@code from} on) go back to a replica after another
+   * replica's: a move happens once, from the replica that had the parent to the one that has it now.
+   */
+  private List<String> returnsToAFormerReplica(int from) {
+    Map<String, List<FaultLoad.SyncCall>> byParent = new HashMap<>();
+    for (FaultLoad.SyncCall call : load.calls.subList(from, load.calls.size())) {
+      byParent.computeIfAbsent(call.parent(), parent -> new ArrayList<>()).add(call);
+    }
+    List<String> returns = new ArrayList<>();
+    byParent.forEach((parent, calls) -> {
+      calls.sort((a, b) -> Long.compare(a.began(), b.began()));
+      List<String> runs = new ArrayList<>();
+      for (FaultLoad.SyncCall call : calls) {
+        if (runs.isEmpty() || !runs.get(runs.size() - 1).equals(call.shard())) {
+          runs.add(call.shard());
+        }
+      }
+      if (runs.size() != runs.stream().distinct().count()) {
+        returns.add(parent + " " + runs);
+      }
+    });
+    return returns;
+  }
+
+  private void assertNoParentSyncedByTwoAtOnce() {
+    assertThat(load.concurrentCalls.get()).as("sync hook calls begun while another for the parent was in flight")
+        .isZero();
+  }
+
+  /** Each replica's cache of the load's parents and children holds its share, not everything. */
+  private void assertCachesHoldOnlyTheirShare() throws Exception {
+    for (Replica replica : replicas.values()) {
+      double cached = invariants.metric(replica.metricsPort(), "metareactor_informer_objects");
+      LOG.info("{}: {} objects cached in all informers", replica.shard(), cached);
+    }
+    double shareOfParents = invariants.metric(replicas.get("s1").metricsPort(), "metareactor_shard_parents");
+    assertThat(shareOfParents).as("the parents (and targets) s1 holds, of %s parents of two sharded kinds",
+        PARENTS).isBetween(2 * 150.0, 2 * 250.0 + 1);
+  }
+}
