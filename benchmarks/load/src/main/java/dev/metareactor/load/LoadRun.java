@@ -203,9 +203,10 @@ final class LoadRun {
   }
 
   /**
-   * With several replicas: each one's RSS, CPU seconds since it started, and the objects its informers cache
-   * ({@code metareactor_informer_objects}), as {@code replica<i>RssMB}, {@code replica<i>CpuSeconds} and
-   * {@code replica<i>InformerObjects}.
+   * With several replicas: each one's RSS, CPU seconds since it started, the objects its informers cache
+   * ({@code metareactor_informer_objects}) and the parents in its share ({@code metareactor_shard_parents}), as
+   * {@code replica<i>RssMB}, {@code replica<i>CpuSeconds}, {@code replica<i>InformerObjects} and
+   * {@code replica<i>Parents}.
    */
   private static void putReplicas(EngineProcess process, Map<String, Double> extra) {
     if (process.replicaCount() < 2) {
@@ -216,6 +217,7 @@ final class LoadRun {
       extra.put("replica" + i + "RssMB", sample.rssBytes() / 1048576.0);
       extra.put("replica" + i + "CpuSeconds", sample.cpuSeconds());
       extra.put("replica" + i + "InformerObjects", process.metric(i, "metareactor_informer_objects"));
+      extra.put("replica" + i + "Parents", process.metric(i, "metareactor_shard_parents"));
     }
   }
 

@@ -292,9 +292,10 @@ final class Report {
           return;
         }
         md.append("Replicas of ").append(e).append(" after the converge (first run):\n\n")
-            .append("| replica | RSS (MB) | objects cached | CPU (s) |\n|---|---:|---:|---:|\n");
+            .append("| replica | parents | RSS (MB) | objects cached | CPU (s) |\n|---|---:|---:|---:|---:|\n");
         for (int i = 0; converge.extra().containsKey("replica" + i + "RssMB"); i++) {
-          md.append(String.format(Locale.ROOT, "| %d | %.0f | %.0f | %.2f |%n", i,
+          md.append(String.format(Locale.ROOT, "| %d | %.0f | %.0f | %.0f | %.2f |%n", i,
+              converge.extra().getOrDefault("replica" + i + "Parents", Double.NaN),
               converge.extra().get("replica" + i + "RssMB"), converge.extra().get("replica" + i + "InformerObjects"),
               converge.extra().get("replica" + i + "CpuSeconds")));
         }
