@@ -132,7 +132,7 @@ public final class Engine implements AutoCloseable {
       Membership membership = new Membership(shard, LeaderElection.leaseDuration(), scheduling.nanoTime());
       followShards(membership, shardLease.get().namespace(), scheduling);
       assigner = new ShardAssigner(api, informers, membership, fence(api, membership, shardLease.get().namespace()),
-          scheduling.work(), meters);
+          ShardAssigner.SETTLE, scheduling.work(), meters);
       resources.push(assigner);
       sharding = Sharding.of(membership, assigner);
     } else {

@@ -52,17 +52,29 @@ public final class ShardAssigner implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ShardAssigner.class);
   private static final int IN_PARALLEL = 16;
   private static final Duration RETRY = Duration.ofSeconds(5);
+  /**
+   * How long the membership must stay the same before a new sharder assigns anything, by default: replicas started
+   * together (an install, a parallel StatefulSet) all join first, so that parents go to their final shard at once
+   * instead of moving a moment later.
+   */
+  public static final Duration SETTLE = Duration.ofSeconds(3);
+  /** The longest a new sharder waits for the membership to settle. */
+  private static final Duration SETTLE_AT_MOST = Duration.ofSeconds(15);
 
   private final ObjectApi api;
   private final Informers informers;
   private final Membership membership;
   private final Fence fence;
+  private final Duration settle;
   private final Scheduler scheduler;
   private final MeterRegistry meters;
   private final Map<ShardedController, @Nullable Running> controllers = new LinkedHashMap<>();
   private boolean leading;
+  /** Leading, and the membership settled: assigning. */
+  private boolean assigning;
   private boolean closed;
   private @Nullable Disposable watchingMembership;
+  private @Nullable Disposable settling;
 
   /** Ends a shard that is not live before its parents move: whether it is ended (else it renewed meanwhile). */
   @FunctionalInterface
@@ -70,12 +82,17 @@ public final class ShardAssigner implements AutoCloseable {
     Mono<Boolean> end(String shard);
   }
 
-  public ShardAssigner(ObjectApi api, Informers informers, Membership membership, Fence fence, Scheduler scheduler,
-      MeterRegistry meters) {
+  /**
+   * @param settle how long the membership must stay the same before this sharder, once leading, assigns anything
+   *     ({@link #SETTLE}; zero: at once)
+   */
+  public ShardAssigner(ObjectApi api, Informers informers, Membership membership, Fence fence, Duration settle,
+      Scheduler scheduler, MeterRegistry meters) {
     this.api = Objects.requireNonNull(api, "api");
     this.informers = Objects.requireNonNull(informers, "informers");
     this.membership = Objects.requireNonNull(membership, "membership");
     this.fence = Objects.requireNonNull(fence, "fence");
+    this.settle = Objects.requireNonNull(settle, "settle");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.meters = Objects.requireNonNull(meters, "meters");
   }
@@ -83,7 +100,7 @@ public final class ShardAssigner implements AutoCloseable {
   /** Adds a controller; it is assigned while this replica leads. Closing the registration removes it. */
   public synchronized AutoCloseable register(ShardedController controller) {
     Objects.requireNonNull(controller, "controller");
-    controllers.put(controller, leading ? start(controller) : null);
+    controllers.put(controller, assigning ? start(controller) : null);
     return () -> unregister(controller);
   }
 
@@ -94,12 +111,29 @@ public final class ShardAssigner implements AutoCloseable {
     }
   }
 
-  /** This replica holds the leader lease: assign from now on. */
+  /** This replica holds the leader lease: assign from now on, once the membership has settled. */
   public synchronized void lead() {
     if (leading || closed) {
       return;
     }
     leading = true;
+    if (settle.isZero()) {
+      assign();
+      return;
+    }
+    settling = Flux.concat(Mono.just(List.<String>of()), membership.changes())
+        .switchMap(change -> Mono.delay(settle, scheduler))
+        .next()
+        .timeout(SETTLE_AT_MOST, Mono.just(0L), scheduler)
+        .subscribe(settled -> assign());
+  }
+
+  private synchronized void assign() {
+    if (assigning || closed) {
+      return;
+    }
+    assigning = true;
+    LOG.info("assigning parents to the live shards {}", membership.live());
     controllers.replaceAll((controller, running) -> start(controller));
     List<List<String>> previous = new ArrayList<>(List.of(membership.live()));
     watchingMembership = membership.changes().publishOn(scheduler).subscribe(live -> {
@@ -126,6 +160,9 @@ public final class ShardAssigner implements AutoCloseable {
   @Override
   public synchronized void close() {
     closed = true;
+    if (settling != null) {
+      settling.dispose();
+    }
     if (watchingMembership != null) {
       watchingMembership.dispose();
     }

@@ -86,7 +86,8 @@ class ShardMovesTest {
     KubeObject child = object(CHILDREN, "ns", "p-1").controlledBy(parent).label(LABEL, "slow").build();
     api.holding(PARENTS, parent).holding(CHILDREN, child);
     ShardAssigner assigner = new ShardAssigner(api, informers, membership,
-        shard -> reactor.core.publisher.Mono.just(false), Schedulers.immediate(), new SimpleMeterRegistry());
+        shard -> reactor.core.publisher.Mono.just(false), Duration.ZERO, Schedulers.immediate(),
+        new SimpleMeterRegistry());
     assigner.register(new ShardedController("CompositeController", "things", LABEL,
         List.of(new ShardedController.Synced(PARENTS, object -> true)), List.of(CHILDREN)));
 
@@ -110,7 +111,7 @@ class ShardMovesTest {
     ShardAssigner assigner = new ShardAssigner(api, informers, membership, shard -> {
       ended.add(shard);
       return reactor.core.publisher.Mono.just(true);
-    }, Schedulers.immediate(), new SimpleMeterRegistry());
+    }, Duration.ZERO, Schedulers.immediate(), new SimpleMeterRegistry());
     assigner.register(new ShardedController("CompositeController", "things", LABEL,
         List.of(new ShardedController.Synced(PARENTS, parent -> true)), List.of(CHILDREN)));
 
