@@ -2,6 +2,7 @@ package dev.metareactor.engine.server;
 
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.ListenAddress;
+import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
@@ -72,6 +73,11 @@ public final class Engine implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   private static final Duration MANAGEMENT_GRACE = Duration.ofSeconds(5);
+  /** Connections for the leases' requests (a renewal every 2 s for each lease held). */
+  private static final int LEASE_CONNECTIONS = 2;
+  /** The leases' own rate limit: far above what they need, so that it never delays a renewal. */
+  private static final RateLimit LEASE_RATE = new RateLimit(20, 40);
+
   /** With {@code --sharding}, the header that names the calling replica's shard on every hook call. */
   public static final String SHARD_HEADER = "Metareactor-Shard";
   /**
@@ -115,6 +121,11 @@ public final class Engine implements AutoCloseable {
         options.ssaFieldManager());
     resources.push(informers);
     ApiWriter api = new ApiWriter(kube, options.apiRate(), meters);
+    // Leases get a connection pool and a rate limit of their own: renewals queued behind a converge's thousands of
+    // writes would miss the renew deadline, and a replica would give up its lease (and its shard) for being busy.
+    KubeApi leaseKube = new KubeApi(kube.config(), LEASE_CONNECTIONS);
+    resources.push(leaseKube);
+    ApiWriter leases = new ApiWriter(leaseKube, LEASE_RATE, meters);
     String shard = options.sharding().enabled()
         ? ShardKeys.requireShardName(options.sharding().shardName().isBlank() ? hostName()
             : options.sharding().shardName())
@@ -127,11 +138,11 @@ public final class Engine implements AutoCloseable {
     Sharding sharding = Sharding.disabled();
     ShardAssigner assigner = null;
     if (!shard.isEmpty()) {
-      this.shardLease = Optional.of(LeaderElection.forShard(api, options.leaderElection(), shard, identity,
+      this.shardLease = Optional.of(LeaderElection.forShard(leases, options.leaderElection(), shard, identity,
           scheduling));
       Membership membership = new Membership(shard, LeaderElection.leaseDuration(), scheduling.nanoTime());
       followShards(membership, shardLease.get().namespace(), scheduling);
-      assigner = new ShardAssigner(api, informers, membership, fence(api, membership, shardLease.get().namespace()),
+      assigner = new ShardAssigner(api, informers, membership, fence(leases, membership, shardLease.get().namespace()),
           ShardAssigner.SETTLE, scheduling.work(), meters);
       resources.push(assigner);
       sharding = Sharding.of(membership, assigner);
@@ -145,7 +156,7 @@ public final class Engine implements AutoCloseable {
         new ControllerHost(DecoratorController.kind(), context, target),
         new ControllerHost(MapController.kind(), context, target));
     this.leaderElection = options.leaderElection().enabled() || assigner != null
-        ? Optional.of(new LeaderElection(api, options.leaderElection(), identity, scheduling))
+        ? Optional.of(new LeaderElection(leases, options.leaderElection(), identity, scheduling))
         : Optional.empty();
     this.management = ManagementServer.start(new ManagementServer.Options(
         socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady);

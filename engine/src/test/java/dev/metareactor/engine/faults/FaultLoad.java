@@ -52,9 +52,15 @@ public final class FaultLoad implements AutoCloseable {
   final Map<String, AtomicInteger> syncCalls = new ConcurrentHashMap<>();
   /** Every sync hook call: which parent, the shard that called (with {@code --sharding}), when it began and ended. */
   final List<SyncCall> calls = new CopyOnWriteArrayList<>();
-  /** Sync hook calls that began while another call for the same parent was in flight. */
+  /**
+   * Sync hook calls that began while a call for the same parent from another shard (replica) was in flight. (Two
+   * calls of one replica may overlap: the hook client retries a call that timed out.)
+   */
   final AtomicInteger concurrentCalls = new AtomicInteger();
-  private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+  /** Each such call: the parent, the shard that called and the shards already in flight. */
+  final List<String> concurrentCallsSeen = new CopyOnWriteArrayList<>();
+  /** Per parent, the calls in flight by shard. */
+  private final Map<String, Map<String, Integer>> inFlight = new ConcurrentHashMap<>();
   /** How long the sync hook takes (0 by default: as fast as it can). */
   private volatile Duration syncTime = Duration.ZERO;
 
@@ -194,14 +200,20 @@ public final class FaultLoad implements AutoCloseable {
     String parent = request.path("parent").path("metadata").path("name").asString();
     String shard = String.valueOf(headers.get(Engine.SHARD_HEADER));
     long began = System.nanoTime();
-    AtomicInteger running = inFlight.computeIfAbsent(parent, p -> new AtomicInteger());
-    if (running.incrementAndGet() > 1) {
-      concurrentCalls.incrementAndGet();
+    Map<String, Integer> running = inFlight.computeIfAbsent(parent, p -> new ConcurrentHashMap<>());
+    synchronized (running) {
+      if (running.keySet().stream().anyMatch(other -> !other.equals(shard))) {
+        concurrentCalls.incrementAndGet();
+        concurrentCallsSeen.add(parent + " by " + shard + " while " + running.keySet() + " in flight");
+      }
+      running.merge(shard, 1, Integer::sum);
     }
     Mono<JsonNode> answer = syncTime.isZero() ? Mono.fromSupplier(() -> sync(request))
         : Mono.delay(syncTime).map(tick -> sync(request));
     return answer.doFinally(signal -> {
-      running.decrementAndGet();
+      synchronized (running) {
+        running.computeIfPresent(shard, (key, count) -> count == 1 ? null : count - 1);
+      }
       calls.add(new SyncCall(parent, shard, began, System.nanoTime()));
     });
   }
@@ -235,11 +247,17 @@ public final class FaultLoad implements AutoCloseable {
     return answer;
   }
 
-  /** Stops serving the hooks and deletes the controllers. */
+  /**
+   * Stops serving the hooks, deletes the controllers, and deletes the load's ConfigMaps (children, inputs, outputs)
+   * itself before the test's CRDs go: left to the garbage collector, thousands of children whose owners' type no
+   * longer exists make it retry each ("unable to get REST mapping") until the namespace is gone, and the objects of
+   * the tests after this one wait behind them for minutes.
+   */
   @Override
   public void close() {
     hooks.close();
     cluster.kubectl("delete", "compositecontrollers,decoratorcontrollers,mapcontrollers", "-l",
         "metareactor.dev/hosted-by=" + hostedBy, "--ignore-not-found");
+    cluster.kubectl("delete", "--raw", "/api/v1/namespaces/" + cluster.namespace() + "/configmaps");
   }
 }
