@@ -32,7 +32,10 @@ import tools.jackson.databind.node.ObjectNode;
  * <p>Benchmarks:
  * <ul>
  *   <li>{@code readEvent} — {@link KubeObject#read}: tokenize the event once, capture the metadata, splice
- *       {@code managedFields} out of the received bytes (what the informer does for every event);</li>
+ *       {@code managedFields} out of the received bytes, keeping aside the field set of the engine's field manager
+ *       when it has one (what the informer does for every event);</li>
+ *   <li>{@code readEventKeepingNothing} — the same without looking into {@code managedFields} (what it did before
+ *       server-side apply needed the manager's field set);</li>
  *   <li>{@code readEventViaTree} — the way it was done before: parse the event into a tree, remove
  *       {@code managedFields}, write the tree back to bytes;</li>
  *   <li>{@code toTree} — {@link KubeObject#toTree}: a mutable tree of a cached object (what the apply engine
@@ -64,13 +67,22 @@ public class KubeObjectBenchmark {
 
   @Benchmark
   public KubeObject readEvent() {
+    return read("metacontroller");
+  }
+
+  @Benchmark
+  public KubeObject readEventKeepingNothing() {
+    return read(null);
+  }
+
+  private KubeObject read(String fieldManager) {
     try (JsonParser parser = KubeJson.mapper().createParser(event)) {
       parser.nextToken();
       while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
         String field = parser.currentName();
         parser.nextToken();
         if (field.equals("object")) {
-          return KubeObject.read(parser, event, "v1", "ConfigMap", "metacontroller");
+          return KubeObject.read(parser, event, "v1", "ConfigMap", fieldManager);
         }
         parser.skipChildren();
       }

@@ -273,7 +273,8 @@ public final class ShardAssigner implements AutoCloseable {
               .then()))
           .doOnSuccess(done -> {
             if (!parents.isEmpty()) {
-              LOG.info("{}: moved {} parents to live shards {}", controller.description(), parents.size(), live);
+              LOG.info("{}: gave {} parents (unassigned, or of shards not live) to the live shards {}",
+                  controller.description(), parents.size(), live);
             }
           });
     }
