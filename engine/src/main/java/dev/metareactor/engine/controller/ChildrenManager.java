@@ -65,6 +65,12 @@ public final class ChildrenManager {
    */
   public Mono<Void> manage(KubeObject parent, Map<ChildType, List<KubeObject>> observed,
       List<DesiredChild> desired) {
+    return manage(parent, observed, desired, WrittenChildren.Recorder.NONE);
+  }
+
+  /** The same, telling {@code recorder} of each child created. */
+  public Mono<Void> manage(KubeObject parent, Map<ChildType, List<KubeObject>> observed,
+      List<DesiredChild> desired, WrittenChildren.Recorder recorder) {
     Map<ChildType, Map<String, DesiredChild>> wanted = new HashMap<>();
     for (DesiredChild child : desired) {
       wanted.computeIfAbsent(child.type(), t -> new HashMap<>()).put(key(child.namespace(), child.name()), child);
@@ -87,12 +93,12 @@ public final class ChildrenManager {
     for (DesiredChild child : desired) {
       KubeObject current = existing.getOrDefault(child.type(), Map.of())
           .get(key(child.namespace(), child.name()));
-      writes.add(current == null ? create(parent, child) : update(parent, current, child));
+      writes.add(current == null ? create(parent, child, recorder) : update(parent, current, child));
     }
     return WriteBatch.run("can't reconcile children", writes);
   }
 
-  private Mono<Void> create(KubeObject parent, DesiredChild child) {
+  private Mono<Void> create(KubeObject parent, DesiredChild child, WrittenChildren.Recorder recorder) {
     KubeObject cached = child.type().informer().get(child.namespace(), child.name()).orElse(null);
     OwnerRef other = cached == null ? null : cached.controller();
     if (other != null && !other.uid().equals(parent.uid())) {
@@ -110,7 +116,10 @@ public final class ChildrenManager {
       return Mono.empty();
     }
     return applier.create(parent, child.type().resource(), child.object())
-        .doOnSuccess(created -> LOG.debug("created {} {}", child.type().resource().kind(), child.namespacedName()))
+        .doOnNext(created -> {
+          recorder.created(child.type().resource(), created);
+          LOG.debug("created {} {}", child.type().resource().kind(), child.namespacedName());
+        })
         .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> {
           LOG.debug("{} {} already exists", child.type().resource().kind(), child.namespacedName());
           return Mono.empty();

@@ -196,6 +196,8 @@ public final class ObjectSync<K extends SyncKey> {
   private final Finalizers finalizers;
   private final ParentEvents events;
   private final Placement placement;
+  /** What this controller's syncs created that the caches may not show yet. */
+  private final WrittenChildren written = new WrittenChildren();
 
   /**
    * Where a synced object belongs (with {@code --sharding}): a move to the replica that owns it, instead of a sync,
@@ -334,7 +336,9 @@ public final class ObjectSync<K extends SyncKey> {
     }
     HookCaller.RootObject root = plan.root(new HookCaller.RootObject(object.kind(), object.namespace(),
         object.name()));
+    String uid = object.storedUid();
     return plan.owned()
+        .map(cached -> written.observedWith(key, uid, cached))
         .zipWhen(observed -> related.of(key, object, json, synced.resource(), hook.version()))
         .flatMap(observedAndRelated -> {
           Map<ChildType, List<KubeObject>> observed = observedAndRelated.getT1();
@@ -352,7 +356,8 @@ public final class ObjectSync<K extends SyncKey> {
             }
           };
           return plan.answer(call, observed)
-              .flatMap(checked -> converge(synced, observed, checked.response(), checked.answer(), hook));
+              .flatMap(checked -> converge(synced, observed, checked.response(), checked.answer(), hook,
+                  written.recorder(key, uid)));
         });
   }
 
@@ -387,14 +392,15 @@ public final class ObjectSync<K extends SyncKey> {
   }
 
   private Mono<Optional<Duration>> converge(SyncedObject synced, Map<ChildType, List<KubeObject>> observed,
-      SyncResponse response, Answer answer, ChosenHook hook) {
+      SyncResponse response, Answer answer, ChosenHook hook, WrittenChildren.Recorder recorder) {
     KubeObject object = synced.object();
     response.events().forEach(event -> events.record(object,
         event.warning() ? EventRecorder.Type.Warning : EventRecorder.Type.Normal, event.reason(), event.message()));
     boolean finalized = hook.finalizing() && response.finalized();
     boolean manage = !finalized
         && (!object.deleting() || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(object)));
-    Mono<Void> converged = manage ? owned.manage(object, without(observed, answer.keptAsTheyAre()), answer.desired())
+    Mono<Void> converged = manage
+        ? owned.manage(object, without(observed, answer.keptAsTheyAre()), answer.desired(), recorder)
         : Mono.empty();
     // The kind's own writes happen even when some owned-object writes failed, as upstream does; that failure is
     // reported after them.

@@ -68,8 +68,9 @@ public interface ChildApplier {
    * Creates the desired object, controlled by {@code owner}.
    *
    * @param desired the object as the hook asked for it, namespace settled; not changed
+   * @return the object as the API server stored it
    */
-  Mono<Void> create(KubeObject owner, ApiResource resource, ObjectNode desired);
+  Mono<KubeObject> create(KubeObject owner, ApiResource resource, ObjectNode desired);
 
   /**
    * What writing {@code desired} over {@code current} would change, or {@code null} when nothing: decided from the

@@ -43,11 +43,11 @@ final class DynamicApplier implements ChildApplier {
   }
 
   @Override
-  public Mono<Void> create(KubeObject owner, ApiResource resource, ObjectNode desired) {
+  public Mono<KubeObject> create(KubeObject owner, ApiResource resource, ObjectNode desired) {
     ObjectNode object = DynamicApply.create(desired).object();
     OwnerRef.addControllerTo(object, owner);
     ChildApplier.addLabels(object, ownLabels);
-    return api.create(resource, object).then();
+    return api.create(resource, object).map(ObjectApi.Written::object);
   }
 
   @Override

@@ -86,7 +86,7 @@ final class ServerSideApplier implements ChildApplier {
   }
 
   @Override
-  public Mono<Void> create(KubeObject owner, ApiResource resource, ObjectNode desired) {
+  public Mono<KubeObject> create(KubeObject owner, ApiResource resource, ObjectNode desired) {
     return apply(resource, configuration(owner, desired), fingerprint(owner, desired));
   }
 
@@ -108,7 +108,8 @@ final class ServerSideApplier implements ChildApplier {
       @Override
       public Mono<Void> write() {
         return (dynamicallyApplied ? handOver(resource, current) : Mono.<Void>empty())
-            .then(apply(resource, configuration, fingerprint));
+            .then(apply(resource, configuration, fingerprint))
+            .then();
       }
 
       @Override
@@ -125,11 +126,18 @@ final class ServerSideApplier implements ChildApplier {
     return configuration;
   }
 
-  /** Applies; the object it answers with needs nothing more for this desired state, whatever the check says. */
-  private Mono<Void> apply(ApiResource resource, ObjectNode configuration, long fingerprint) {
+  /**
+   * Applies; the object it answers with needs nothing more for this desired state, whatever the check says.
+   *
+   * @return the object as the API server stored it
+   */
+  private Mono<KubeObject> apply(ApiResource resource, ObjectNode configuration, long fingerprint) {
     return api.apply(resource, configuration, fieldManager, false)
-        .doOnNext(written -> settle(KubeObject.parse(written.answer()), fingerprint))
-        .then();
+        .map(written -> {
+          KubeObject object = KubeObject.parse(written.answer(), fieldManager);
+          settle(object, fingerprint);
+          return object;
+        });
   }
 
   /** Whether a dry run of the apply changes the object; when not, that is remembered. */
