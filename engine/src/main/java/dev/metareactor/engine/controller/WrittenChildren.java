@@ -26,7 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class WrittenChildren {
 
   private static final int MAX_KEYS = 100_000;
-  private static final int KEEP_SECONDS = 30;
+  private static final int KEEP_SECONDS = 10;
 
   /** One owned object: its resource, namespace and name. */
   private record Owned(ApiResource resource, String namespace, String name) {}
