@@ -11,8 +11,13 @@
  *   <li>{@link dev.metareactor.engine.controller.SyncedResource}: a resource whose objects a controller syncs, and the
  *   one rule for which of them it is responsible for (selected, or holding its finalizer); ControllerRef routing.</li>
  *   <li>{@link dev.metareactor.engine.controller.ChildClaimer} (adopt and release by selector and ControllerRef),
- *   {@link dev.metareactor.engine.controller.ChildrenManager} (create, update by method, delete, through the apply
- *   engine), {@link dev.metareactor.engine.controller.Finalizers}.</li>
+ *   {@link dev.metareactor.engine.controller.ChildrenManager} (create, update by method, delete, through the
+ *   {@link dev.metareactor.engine.controller.apply.ChildApplier} of {@code --apply-strategy}),
+ *   {@link dev.metareactor.engine.controller.WrittenChildren} (creates the caches do not show yet),
+ *   {@link dev.metareactor.engine.controller.Finalizers}.</li>
+ *   <li>With {@code --sharding}, {@code AbstractHostedController} takes the synced and owned informers of this
+ *   replica's share ({@code acquireSynced}, {@code acquireOwned}) and moves a parent another shard owns instead of
+ *   syncing it ({@link dev.metareactor.engine.controller.ObjectSync.Placement}, {@code shard/ShardMover}).</li>
  * </ul>
  *
  * <h2>Threads</h2>
