@@ -492,6 +492,7 @@ EOF
     --kubeconfig="$STATE_DIR/controller-manager.kubeconfig" \
     --controllers=garbage-collector-controller,namespace-controller,clusterrole-aggregation-controller \
     --leader-elect=false \
+    --kube-api-qps=100 --kube-api-burst=200 \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" \
     --cert-dir="$STATE_DIR/kcm-certs" \
     --profiling=false

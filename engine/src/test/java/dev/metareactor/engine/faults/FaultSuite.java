@@ -3,6 +3,7 @@ package dev.metareactor.engine.faults;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.it.EngineProcess;
+import dev.metareactor.testing.k8s.ControlPlane;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.core.ConditionTimeoutException;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;
@@ -61,6 +63,12 @@ abstract class FaultSuite {
   @AfterEach
   void unload() {
     load.close();
+  }
+
+  /** Thousands of children of the loads' deleted CRDs would slow the garbage collector for every later test. */
+  @AfterAll
+  static void restartGarbageCollector() {
+    ControlPlane.get().restartGarbageCollector();
   }
 
   /** Starts an engine; {@link #metricsPort} and {@link #healthPort} are its ports from now on. */

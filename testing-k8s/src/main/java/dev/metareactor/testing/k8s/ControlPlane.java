@@ -91,6 +91,21 @@ public final class ControlPlane {
     script(command);
   }
 
+  /**
+   * Restarts kube-controller-manager so that its garbage collector starts over with an empty work queue, for a test
+   * class that made thousands of objects owned by custom resources of CRDs it then deleted. The collector learns a new
+   * CRD only at its next discovery resync (every 30 s); until then the owners of such children fail (no REST mapping)
+   * and are retried through its queue's one rate limit for retries (10 per second), and once the CRD is gone they
+   * fail for as long as the collector runs. After a few thousand of them every retry of the collector waits minutes
+   * behind them: a later test's children of a fresh CRD are collected minutes late. Does nothing on a control plane
+   * that hack/local-cluster.sh did not start (its components cannot be restarted from here).
+   */
+  public void restartGarbageCollector() {
+    if (restartable()) {
+      restart("kube-controller-manager");
+    }
+  }
+
   /** Stops one component with SIGSTOP (it holds its connections and answers nothing) until {@link #resume}. */
   public void pause(String component) {
     script(List.of("pause", component));
@@ -111,14 +126,23 @@ public final class ControlPlane {
    * that the script started (its kubeconfig beside its state).
    */
   private void script(List<String> arguments) {
-    Path state = stateDir != null ? stateDir : kubeconfig.getParent();
-    if (state == null || !Files.isRegularFile(state.resolve("endpoints"))) {
+    if (!restartable()) {
       throw new IllegalStateException("the control plane of " + kubeconfig + " was not started by " + SCRIPT
           + ": its components cannot be restarted from here");
     }
     List<String> command = new ArrayList<>(List.of("bash", repoRoot.resolve(SCRIPT).toString()));
     command.addAll(arguments);
-    run(repoRoot, command, Map.of("METAREACTOR_STATE", state.toString()), 5);
+    run(repoRoot, command, Map.of("METAREACTOR_STATE", scriptState().toString()), 5);
+  }
+
+  /** True when {@code hack/local-cluster.sh} started this control plane, so its components can be restarted. */
+  public boolean restartable() {
+    Path state = scriptState();
+    return state != null && Files.isRegularFile(state.resolve("endpoints"));
+  }
+
+  private Path scriptState() {
+    return stateDir != null ? stateDir : kubeconfig.getParent();
   }
 
   /** True when this JVM started the control plane (and will stop it at exit). */

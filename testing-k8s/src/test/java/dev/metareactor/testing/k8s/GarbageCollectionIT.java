@@ -10,8 +10,12 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /** kube-controller-manager's garbage collector deletes dependents of deleted owners. */
@@ -87,6 +91,23 @@ class GarbageCollectionIT {
             && widgets.in(client).withName("dependent-widget").get() == null);
     assertThat(widgets.in(client).withName("owner").get()).isNull();
     assertThat(client.configMaps().withName("bystander").get()).isNotNull();
+  }
+
+  @Test
+  void aClusterScopedOwnersNamespacedDependentsAreDeletedWithIt(KubernetesClient client) {
+    // The shape DecoratorController attachments take when a ClusterRole is decorated with a RoleBinding.
+    String name = "gc-owner-" + UUID.randomUUID().toString().substring(0, 8);
+    ClusterRole owner = client.rbac().clusterRoles().resource(new ClusterRoleBuilder().withNewMetadata()
+        .withName(name).endMetadata().build()).create();
+    client.rbac().roleBindings().resource(new RoleBindingBuilder().withNewMetadata().withName(name)
+        .addToOwnerReferences(ownerRef(owner, true)).endMetadata()
+        .withNewRoleRef("rbac.authorization.k8s.io", "ClusterRole", name).build()).create();
+
+    client.rbac().clusterRoles().withName(name).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
+
+    await().atMost(GC_TIMEOUT).pollInterval(Duration.ofMillis(250))
+        .until(() -> client.rbac().roleBindings().withName(name).get() == null);
+    assertThat(client.rbac().clusterRoles().withName(name).get()).isNull();
   }
 
   private static ConfigMap configMap(String name, OwnerReference owner) {

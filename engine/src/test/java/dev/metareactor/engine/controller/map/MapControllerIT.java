@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.http.HookServer;
+import dev.metareactor.testing.k8s.ControlPlane;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -26,6 +27,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -78,6 +80,12 @@ class MapControllerIT {
   void stop() {
     engine.close();
     hooks.close();
+  }
+
+  /** Thousands of outputs of the tests' deleted CRDs would slow the garbage collector for every later test. */
+  @AfterAll
+  static void restartGarbageCollector() {
+    ControlPlane.get().restartGarbageCollector();
   }
 
   @Test
