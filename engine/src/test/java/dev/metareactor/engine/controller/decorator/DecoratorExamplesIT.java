@@ -269,6 +269,5 @@ class DecoratorExamplesIT {
       RoleBinding again = client.rbac().roleBindings().withName(role).get();
       return again != null && !again.getMetadata().getUid().equals(binding.getMetadata().getUid());
     });
-
   }
 }
