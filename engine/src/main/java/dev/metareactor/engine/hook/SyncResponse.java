@@ -9,27 +9,48 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
  * A sync or finalize hook's answer: {@code status}, {@code children} (or {@code attachments} for a
- * DecoratorController), {@code resyncAfterSeconds}, {@code finalized} and {@code events} (a Metareactor extension:
- * Events to record on the object, {@link HookEvent}), checked field by field.
+ * DecoratorController, {@code outputs} for a MapController), {@code resyncAfterSeconds}, {@code finalized} and
+ * {@code events} (a Metareactor extension: Events to record on the object, {@link HookEvent}), checked field by field.
  *
  * @param status the parent's new status, or {@code null} when the hook returned none
  * @param children the desired children, each a JSON object with {@code apiVersion}, {@code kind} and
  *     {@code metadata.name}
- * @param resyncAfter when to sync the parent again regardless of events, or {@code null}
+ * @param childrenGiven whether the answer had its children field as a list, empty or not; {@code false} when the
+ *     field was absent or {@code null}, which Metacontroller reads as an empty list (so {@code children} is empty
+ *     then too), but which may as well be a hook that forgot it
+ * @param resyncAfter when to sync the parent again regardless of events, never sooner than
+ *     {@link #MIN_RESYNC_AFTER}, or {@code null}
  * @param finalized whether the parent's finalize work is done
  * @param events the Events to record on the object
  */
-public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> children, @Nullable Duration resyncAfter,
-    boolean finalized, List<HookEvent> events) {
+public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> children, boolean childrenGiven,
+    @Nullable Duration resyncAfter, boolean finalized, List<HookEvent> events) {
+
+  /**
+   * The shortest {@code resyncAfterSeconds} followed; a shorter positive one is raised to it, so that a hook answering
+   * {@code 0.001} syncs a parent at most ten times a second instead of a thousand. Metacontroller has no floor; its
+   * own tests ask for {@code 0.1} and expect the sync within a second, which this keeps.
+   */
+  public static final Duration MIN_RESYNC_AFTER = Duration.ofMillis(100);
+
+  private static final Logger LOG = LoggerFactory.getLogger(SyncResponse.class);
 
   public SyncResponse {
     children = List.copyOf(children);
     events = List.copyOf(events);
+  }
+
+  /** An answer that gave its children field (a list, possibly empty). */
+  public SyncResponse(@Nullable ObjectNode status, List<ObjectNode> children, @Nullable Duration resyncAfter,
+      boolean finalized, List<HookEvent> events) {
+    this(status, children, true, resyncAfter, finalized, events);
   }
 
   /** How unknown response fields are treated ({@code responseUnMarshallMode}). */
@@ -56,7 +77,7 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
    * Parses a response body.
    *
    * @param body the parsed JSON
-   * @param childrenField {@code children} or {@code attachments}
+   * @param childrenField {@code children}, {@code attachments} or {@code outputs}
    * @param unknownFields what to do with fields this engine does not know
    * @param onUnknownField told about each unknown field in loose mode (for a log line)
    * @throws HookResponseException naming the field that is wrong
@@ -98,7 +119,8 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
 
     List<ObjectNode> children = new ArrayList<>();
     JsonNode list = body.get(childrenField);
-    if (list != null && !list.isNull()) {
+    boolean childrenGiven = list != null && !list.isNull();
+    if (childrenGiven) {
       if (!list.isArray()) {
         throw new HookResponseException(childrenField + " must be a list, got " + list.getNodeType());
       }
@@ -107,17 +129,7 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
       }
     }
 
-    Duration resyncAfter = null;
-    JsonNode resync = body.get("resyncAfterSeconds");
-    if (resync != null && !resync.isNull()) {
-      if (!resync.isNumber()) {
-        throw new HookResponseException("resyncAfterSeconds must be a number, got " + resync.getNodeType());
-      }
-      double seconds = resync.doubleValue();
-      if (seconds > 0) {
-        resyncAfter = Duration.ofNanos((long) Math.min(seconds * 1e9, Long.MAX_VALUE));
-      }
-    }
+    Duration resyncAfter = resyncAfter(body.get("resyncAfterSeconds"));
 
     JsonNode finalizedNode = body.get("finalized");
     boolean finalized = false;
@@ -127,7 +139,29 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
       }
       finalized = finalizedNode.booleanValue();
     }
-    return new SyncResponse(status, children, resyncAfter, finalized, HookEvent.parse(body.get("events")));
+    return new SyncResponse(status, children, childrenGiven, resyncAfter, finalized,
+        HookEvent.parse(body.get("events")));
+  }
+
+  /** {@code resyncAfterSeconds}: {@code null} when absent, zero or negative; raised to {@link #MIN_RESYNC_AFTER}. */
+  private static @Nullable Duration resyncAfter(@Nullable JsonNode resync) {
+    if (resync == null || resync.isNull()) {
+      return null;
+    }
+    if (!resync.isNumber()) {
+      throw new HookResponseException("resyncAfterSeconds must be a number, got " + resync.getNodeType());
+    }
+    double seconds = resync.doubleValue();
+    if (!(seconds > 0)) {
+      return null;
+    }
+    Duration asked = Duration.ofNanos((long) Math.min(seconds * 1e9, Long.MAX_VALUE));
+    if (asked.compareTo(MIN_RESYNC_AFTER) < 0) {
+      LOG.debug("resyncAfterSeconds {} is below the floor of {} s: raised to it", resync,
+          MIN_RESYNC_AFTER.toMillis() / 1000.0);
+      return MIN_RESYNC_AFTER;
+    }
+    return asked;
   }
 
   private static ObjectNode checkChild(@Nullable JsonNode child, String field) {

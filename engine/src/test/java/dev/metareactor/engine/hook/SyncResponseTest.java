@@ -74,6 +74,36 @@ class SyncResponseTest {
   }
 
   @Test
+  void anAbsentOrNullChildrenFieldIsAnEmptyListThatSaysItWasNotGiven() {
+    List<String> ignored = new ArrayList<>();
+    SyncResponse.UnknownFields strict = SyncResponse.UnknownFields.STRICT;
+    assertThat(parse("{\"status\": {}}", strict, ignored).childrenGiven()).isFalse();
+    assertThat(parse("{\"children\": null}", strict, ignored).childrenGiven()).isFalse();
+    assertThat(parse("{\"children\": null}", strict, ignored).children()).isEmpty();
+    assertThat(parse("{\"children\": []}", strict, ignored).childrenGiven()).isTrue();
+    assertThat(SyncResponse.parse(MAPPER.readTree("{\"outputs\": []}"), "outputs", strict, ignored::add)
+        .childrenGiven()).isTrue();
+    assertThat(new SyncResponse(null, List.of(), null, false, List.of()).childrenGiven())
+        .as("an answer made in code gives its list").isTrue();
+  }
+
+  @Test
+  void aResyncSoonerThanTheFloorIsRaisedToItAndLongerOnesAreKept() {
+    SyncResponse.UnknownFields strict = SyncResponse.UnknownFields.STRICT;
+    List<String> ignored = new ArrayList<>();
+    assertThat(SyncResponse.MIN_RESYNC_AFTER).isEqualTo(Duration.ofMillis(100));
+    for (String tiny : List.of("0.001", "1e-9", "1e-300", "0.0999")) {
+      assertThat(parse("{\"resyncAfterSeconds\": " + tiny + "}", strict, ignored).resyncAfter()).as(tiny)
+          .isEqualTo(SyncResponse.MIN_RESYNC_AFTER);
+    }
+    assertThat(parse("{\"resyncAfterSeconds\": 0.1}", strict, ignored).resyncAfter())
+        .as("upstream's own tests ask for 0.1 s").isEqualTo(Duration.ofMillis(100));
+    assertThat(parse("{\"resyncAfterSeconds\": 2.5}", strict, ignored).resyncAfter())
+        .isEqualTo(Duration.ofMillis(2500));
+    assertThat(parse("{\"resyncAfterSeconds\": -1}", strict, ignored).resyncAfter()).as("never").isNull();
+  }
+
+  @Test
   void garbageIsRejectedWithTheField() {
     List<String> ignored = new ArrayList<>();
     SyncResponse.UnknownFields loose = SyncResponse.UnknownFields.LOOSE;
