@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.ControllerSpec;
+import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.controller.apply.ChildApplier;
@@ -132,6 +133,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     this.resyncPeriodSeconds = spec.resyncPeriodSeconds();
     this.context = Objects.requireNonNull(context, "context");
     this.workerCount = WorkersAnnotation.workers(controllerObject.annotations(), context.options().workers());
+    // Read by the sync; checked here so that an invalid value is a CreateError before anything starts.
+    DeleteGuardAnnotation.enabled(controllerObject.annotations());
     this.finalizers = new Finalizers(spec.finalizerName(), context.api());
     this.ownerLabel = ShardKeys.ownerLabel(kind, name);
     this.applier = ChildApplier.of(context.options().applyStrategy(), context.api(),

@@ -8,9 +8,12 @@ import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.OwnerRef;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -71,19 +74,9 @@ public final class ChildrenManager {
   /** The same, telling {@code recorder} of each child created. */
   public Mono<Void> manage(KubeObject parent, Map<ChildType, List<KubeObject>> observed,
       List<DesiredChild> desired, WrittenChildren.Recorder recorder) {
-    Map<ChildType, Map<String, DesiredChild>> wanted = new HashMap<>();
-    for (DesiredChild child : desired) {
-      wanted.computeIfAbsent(child.type(), t -> new HashMap<>()).put(key(child.namespace(), child.name()), child);
-    }
     List<Mono<Void>> writes = new ArrayList<>();
-    for (Map.Entry<ChildType, List<KubeObject>> entry : observed.entrySet()) {
-      Map<String, DesiredChild> wantedOfType = wanted.getOrDefault(entry.getKey(), Map.of());
-      for (KubeObject child : entry.getValue()) {
-        if (!child.deleting() && !wantedOfType.containsKey(key(child.namespace(), child.name()))) {
-          writes.add(delete(entry.getKey(), child, "no longer desired"));
-        }
-      }
-    }
+    undesired(observed, desired).forEach((type, children) ->
+        children.forEach(child -> writes.add(delete(type, child, "no longer desired"))));
     Map<ChildType, Map<String, KubeObject>> existing = new HashMap<>();
     observed.forEach((type, children) -> {
       Map<String, KubeObject> byKey = new HashMap<>();
@@ -96,6 +89,31 @@ public final class ChildrenManager {
       writes.add(current == null ? create(parent, child, recorder) : update(parent, current, child));
     }
     return WriteBatch.run("can't reconcile children", writes);
+  }
+
+  /**
+   * The observed children {@link #manage} deletes because {@code desired} does not name them: those of each type
+   * that are not named there and not already being deleted (a {@code Recreate} of a changed child is not among
+   * them).
+   *
+   * @return the children, by type; a type without any is left out
+   */
+  public static Map<ChildType, List<KubeObject>> undesired(Map<ChildType, List<KubeObject>> observed,
+      List<DesiredChild> desired) {
+    Map<ChildType, Set<String>> wanted = new HashMap<>();
+    for (DesiredChild child : desired) {
+      wanted.computeIfAbsent(child.type(), t -> new HashSet<>()).add(key(child.namespace(), child.name()));
+    }
+    Map<ChildType, List<KubeObject>> undesired = new LinkedHashMap<>();
+    observed.forEach((type, children) -> {
+      Set<String> wantedOfType = wanted.getOrDefault(type, Set.of());
+      for (KubeObject child : children) {
+        if (!child.deleting() && !wantedOfType.contains(key(child.namespace(), child.name()))) {
+          undesired.computeIfAbsent(type, t -> new ArrayList<>()).add(child);
+        }
+      }
+    });
+    return undesired;
   }
 
   private Mono<Void> create(KubeObject parent, DesiredChild child, WrittenChildren.Recorder recorder) {

@@ -1,9 +1,11 @@
 package dev.metareactor.engine.controller;
 
+import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookCaller;
+import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.ObjectMapKeys;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.KubeObject;
@@ -39,7 +41,9 @@ import tools.jackson.databind.node.ObjectNode;
  *       checked whole by the kind before anything is written ({@link Plan#answer}: a rolling CompositeController
  *       calls once per ControllerRevision and writes its revisions here);</li>
  *   <li>the owned objects converged ({@link ChildrenManager}), unless the hook said {@code finalized}, or the object
- *       is being deleted and either not held by our finalizer or in the garbage collector's hands;</li>
+ *       is being deleted and either not held by our finalizer or in the garbage collector's hands; a sync answer
+ *       that would delete owned objects by mistake is reported or, under {@code metareactor.dev/delete-guard},
+ *       refused before anything is written ({@link DeleteGuard});</li>
  *   <li>the kind's own writes to the object (status, labels...), even when some owned-object writes failed;</li>
  *   <li>when finalizing and the hook answered {@code finalized: true}, the finalizer removed;</li>
  *   <li>then the first failure, if any, fails the sync; else it completes with the hook's resync delay.</li>
@@ -145,6 +149,17 @@ public final class ObjectSync<K extends SyncKey> {
      * it); {@code variant} names that version of the object, and keeps its ETag cache entry apart.
      */
     Mono<Reply> call(ObjectNode object, String variant);
+
+    /**
+     * Refuses, under the controller's {@code metareactor.dev/delete-guard}, an answer of {@link #call()} whose
+     * desired owned objects would delete observed ones by mistake ({@link DeleteGuard#check}). The sync checks the
+     * answer it converges itself; a kind calls this only when it writes something before that (a rolling
+     * CompositeController's revisions), so that a refused answer writes nothing.
+     *
+     * @param desired the owned objects the answer asks for, as checked by the kind
+     * @throws dev.metareactor.engine.hook.HookResponseException naming the rule and the counts
+     */
+    void checkDeletions(SyncResponse answer, List<DesiredChild> desired);
   }
 
   /** A parsed answer and the body it was parsed from. */
@@ -196,6 +211,7 @@ public final class ObjectSync<K extends SyncKey> {
   private final Finalizers finalizers;
   private final ParentEvents events;
   private final Placement placement;
+  private final DeleteGuard deleteGuard;
   /** What this controller's syncs created that the caches may not show yet. */
   private final WrittenChildren written = new WrittenChildren();
 
@@ -215,8 +231,10 @@ public final class ObjectSync<K extends SyncKey> {
 
   /**
    * @param controller {@code <Kind> <name>} of the controller, for messages
-   * @param controllerObject the controller object, sent in every request
-   * @param events where the Events a hook's answer asks for go
+   * @param controllerObject the controller object, sent in every request; its {@link DeleteGuardAnnotation} says
+   *     whether answers that would delete owned objects by mistake are refused
+   * @param events where the Events a hook's answer asks for go, and the engine's own about the sync
+   * @throws dev.metareactor.engine.api.InvalidControllerException when the annotation is invalid
    */
   public ObjectSync(Kind<K> kind, Shape shape, String controller, JsonNode controllerObject, Hooks hooks,
       RelatedObjects<K> related, ChildrenManager owned, Finalizers finalizers, ParentEvents events) {
@@ -237,6 +255,12 @@ public final class ObjectSync<K extends SyncKey> {
     this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
     this.events = Objects.requireNonNull(events, "events");
     this.placement = Objects.requireNonNull(placement, "placement");
+    this.deleteGuard = new DeleteGuard(DeleteGuardAnnotation.enabled(annotationsOf(controllerObject)), controller,
+        shape.ownedField(), events);
+  }
+
+  private static Map<String, String> annotationsOf(JsonNode object) {
+    return object instanceof ObjectNode tree ? KubeObject.of(tree).annotations() : Map.of();
   }
 
   /**
@@ -337,6 +361,9 @@ public final class ObjectSync<K extends SyncKey> {
     HookCaller.RootObject root = plan.root(new HookCaller.RootObject(object.kind(), object.namespace(),
         object.name()));
     String uid = object.storedUid();
+    // Only a sync (or map) answer about an object that is not being deleted is held to the delete rules: a finalize
+    // or tombstone answer tears down, deleting is what it is for; a sync of an object being deleted deletes nothing.
+    boolean guarded = hook == hooks.syncHook() && !object.deleting();
     return plan.owned()
         .map(cached -> written.observedWith(key, uid, cached))
         .zipWhen(observed -> related.of(key, object, json, synced.resource(), hook.version()))
@@ -354,9 +381,16 @@ public final class ObjectSync<K extends SyncKey> {
               return invoke(request(synced, variantJson, observed, relatedObjects, hook, plan), hook,
                   new HookCaller.RootObject(root.kind(), root.namespace(), root.name() + "@" + variant));
             }
+
+            @Override
+            public void checkDeletions(SyncResponse answer, List<DesiredChild> desired) {
+              if (guarded) {
+                deleteGuard.check(answer, observed, desired);
+              }
+            }
           };
           return plan.answer(call, observed)
-              .flatMap(checked -> converge(synced, observed, checked.response(), checked.answer(), hook,
+              .flatMap(checked -> converge(key, synced, observed, checked, hook, guarded,
                   written.recorder(key, uid)));
         });
   }
@@ -391,17 +425,27 @@ public final class ObjectSync<K extends SyncKey> {
     return request;
   }
 
-  private Mono<Optional<Duration>> converge(SyncedObject synced, Map<ChildType, List<KubeObject>> observed,
-      SyncResponse response, Answer answer, ChosenHook hook, WrittenChildren.Recorder recorder) {
+  /** @param guarded whether the answer is held to the delete rules ({@link DeleteGuard}) */
+  private Mono<Optional<Duration>> converge(K key, SyncedObject synced, Map<ChildType, List<KubeObject>> observed,
+      Checked checked, ChosenHook hook, boolean guarded, WrittenChildren.Recorder recorder) {
     KubeObject object = synced.object();
-    response.events().forEach(event -> events.record(object,
-        event.warning() ? EventRecorder.Type.Warning : EventRecorder.Type.Normal, event.reason(), event.message()));
+    SyncResponse response = checked.response();
+    Answer answer = checked.answer();
     boolean finalized = hook.finalizing() && response.finalized();
     boolean manage = !finalized
         && (!object.deleting() || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(object)));
-    Mono<Void> converged = manage
-        ? owned.manage(object, without(observed, answer.keptAsTheyAre()), answer.desired(), recorder)
-        : Mono.empty();
+    Map<ChildType, List<KubeObject>> converging = without(observed, answer.keptAsTheyAre());
+    if (manage && guarded) {
+      try {
+        deleteGuard.check(response, converging, answer.desired());
+      } catch (HookResponseException e) {
+        return Mono.error(e);
+      }
+      deleteGuard.reportMissing(object, key.about(), response, converging);
+    }
+    response.events().forEach(event -> events.record(object,
+        event.warning() ? EventRecorder.Type.Warning : EventRecorder.Type.Normal, event.reason(), event.message()));
+    Mono<Void> converged = manage ? owned.manage(object, converging, answer.desired(), recorder) : Mono.empty();
     // The kind's own writes happen even when some owned-object writes failed, as upstream does; that failure is
     // reported after them.
     return converged.materialize()

@@ -14,6 +14,8 @@
  *   {@link dev.metareactor.engine.controller.ChildrenManager} (create, update by method, delete, through the
  *   {@link dev.metareactor.engine.controller.apply.ChildApplier} of {@code --apply-strategy}),
  *   {@link dev.metareactor.engine.controller.WrittenChildren} (creates the caches do not show yet),
+ *   {@link dev.metareactor.engine.controller.DeleteGuard} (a sync answer that would delete owned objects by mistake:
+ *   the {@code MissingChildren} Warning, or refused under {@code metareactor.dev/delete-guard}),
  *   {@link dev.metareactor.engine.controller.Finalizers}.</li>
  *   <li>With {@code --sharding}, {@code AbstractHostedController} takes the synced and owned informers of this
  *   replica's share ({@code acquireSynced}, {@code acquireOwned}) and moves a parent another shard owns instead of

@@ -1,5 +1,6 @@
 package dev.metareactor.engine.host;
 
+import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.InformerLease;
@@ -240,11 +241,15 @@ public final class ControllerHost implements AutoCloseable {
         });
   }
 
-  /** What a hosted controller is built from: its spec and its {@link WorkersAnnotation}; a change restarts it. */
+  /**
+   * What a hosted controller is built from: its spec, its {@link WorkersAnnotation} and its
+   * {@link DeleteGuardAnnotation}; a change restarts it.
+   */
   private static JsonNode specOf(KubeObject object) {
     ObjectNode built = KubeJson.nodes().objectNode();
     built.set("spec", object.toTree().path("spec"));
     built.put("workers", object.annotations().get(WorkersAnnotation.KEY));
+    built.put("deleteGuard", object.annotations().get(DeleteGuardAnnotation.KEY));
     return built;
   }
 

@@ -41,7 +41,8 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>the latest revision: the one whose {@code parentPatch} records the parent's current fields, else a new
  *       one;</li>
  *   <li>the hook called concurrently once per live revision — the latest, and each older one that still claims a
- *       child — with the parent as that revision recorded it; any failure fails the sync;</li>
+ *       child — with the parent as that revision recorded it; any failure fails the sync, as does a latest answer
+ *       the delete guard refuses ({@link ObjectSync.HookCall#checkDeletions});</li>
  *   <li>one {@link Rollout} step, the parent's status from the latest answer with the {@code Updated} condition,
  *       {@code resyncAfterSeconds} the smallest any answer asked for, {@code finalized} only when all agree;</li>
  *   <li>the revisions written — unused ones deleted (with a UID precondition), changed claims updated, a new latest
@@ -193,6 +194,8 @@ public final class RollingUpdate {
         .map(replies -> {
           SyncResponse latestResponse = replies.get(0).response();
           List<DesiredChild> latestChildren = check.apply(latestResponse);
+          // The latest answer names the children to keep; refused by the delete guard before revisions are written.
+          hook.checkDeletions(latestResponse, latestChildren);
           Map<String, Rollout.Revision> byName = new LinkedHashMap<>();
           for (int i = 0; i < called.size(); i++) {
             RevisionObject revision = called.get(i).revision();
@@ -276,7 +279,8 @@ public final class RollingUpdate {
       }
       finalized &= reply.response().finalized();
     }
-    return new SyncResponse(status, latest.children(), resyncAfter, finalized, latest.events());
+    return new SyncResponse(status, latest.children(), latest.childrenGiven(), resyncAfter, finalized,
+        latest.events());
   }
 
   /**

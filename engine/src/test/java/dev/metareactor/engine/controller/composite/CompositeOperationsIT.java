@@ -4,6 +4,7 @@ import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
@@ -22,7 +23,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * What Metacontroller's users asked for and never got, each on the real control plane: per-controller workers
  * ({@code metareactor.dev/workers}, issue #1093), an immediate sync on request
- * ({@code metacontroller.k8s.io/sync-requested-at}, #43 and #675) and Events from hooks (#249).
+ * ({@code metacontroller.k8s.io/sync-requested-at}, #43 and #675) and Events from hooks (#249); and the
+ * {@code CreateError} of a controller annotation that is not valid.
  */
 class CompositeOperationsIT extends CompositeTestBase {
 
@@ -44,11 +46,16 @@ class CompositeOperationsIT extends CompositeTestBase {
   }
 
   private String controllerWithWorkers(String workers, String url) {
+    return controllerWith(WorkersAnnotation.KEY, workers, url);
+  }
+
+  /** Creates a controller of {@link #parents} calling {@code url}, annotated {@code key: value} unless it is null. */
+  private String controllerWith(String key, String value, String url) {
     String name = "cc-" + UUID.randomUUID().toString().substring(0, 8);
     String yaml = controllerYaml(name, parents, "InPlace", url, "");
-    if (workers != null) {
+    if (value != null) {
       yaml = yaml.replace("  name: " + name + "\n", "  name: " + name + "\n  annotations: {"
-          + WorkersAnnotation.KEY + ": \"" + workers + "\"}\n");
+          + key + ": \"" + value + "\"}\n");
     }
     engine.createController(yaml);
     return name;
@@ -92,6 +99,16 @@ class CompositeOperationsIT extends CompositeTestBase {
               + "\"")).isTrue());
       engine.deleteController(name);
     }
+  }
+
+  @Test
+  void aDeleteGuardThatIsNeitherTrueNorFalseIsACreateErrorNamingIt() {
+    parents = ParentCrd.create(cluster, "Unguardable");
+    String name = controllerWith(DeleteGuardAnnotation.KEY, "yes", hooks.url("/sync"));
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(engine.hasEvent("default", name, "CreateError",
+        "metadata.annotations[" + DeleteGuardAnnotation.KEY + "]: must be \"true\" or \"false\", got \"yes\""))
+        .isTrue());
+    engine.deleteController(name);
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.controller.composite;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.UpdateMethod;
@@ -16,6 +17,7 @@ import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.controller.rolling.RollingUpdate;
 import dev.metareactor.engine.controller.rolling.Rollout;
+import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
@@ -38,7 +40,8 @@ import tools.jackson.databind.node.ObjectNode;
  * {@link RollingUpdate}, claimer and children manager over in-memory caches that the test refreshes from the
  * recording API when it wants the informers to catch up (and leaves stale when it does not). Three ConfigMap
  * children under {@code RollingInPlace} with a {@code Ready} status check; the hook answers each with the
- * parent's {@code spec.version}.
+ * parent's {@code spec.version}. The controller carries {@code metareactor.dev/delete-guard: "true"}, which a rollout
+ * never meets (it deletes no child) but an answer dropping children does.
  */
 class CompositeRollingSyncTest {
 
@@ -54,12 +57,14 @@ class CompositeRollingSyncTest {
   private final FakeInformerLease revisions = new FakeInformerLease(REVISIONS);
   /** Each hook call: the version of the parent it was sent. */
   private final List<String> calls = new ArrayList<>();
+  /** The parent version whose answer lists {@code c0} alone, if any. */
+  private volatile String onlyC0For;
   private final ObjectSync<ParentKey> sync;
 
   CompositeRollingSyncTest() {
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
-         "metadata": {"name": "things"},
+         "metadata": {"name": "things", "annotations": {"metareactor.dev/delete-guard": "true"}},
          "spec": {"generateSelector": true,
                   "parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
                   "childResources": [{"apiVersion": "v1", "resource": "configmaps",
@@ -90,7 +95,7 @@ class CompositeRollingSyncTest {
     String version = request.path("parent").path("spec").path("version").asString();
     calls.add(version);
     StringBuilder children = new StringBuilder();
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < (version.equals(onlyC0For) ? 1 : 3); i++) {
       children.append(i == 0 ? "" : ",").append("""
           {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c%d"}, "data": {"version": "%s"}}"""
           .formatted(i, version));
@@ -209,6 +214,20 @@ class CompositeRollingSyncTest {
     syncOnce();
     assertThat(writes()).as("a finished rollout writes nothing").isEmpty();
     assertThat(calls).containsExactly("v2");
+  }
+
+  @Test
+  void aLatestAnswerTheDeleteGuardRefusesWritesNoRevisionAndNoChild() {
+    convergedOnV1();
+    List<String> revisionsBefore = revisionNames();
+    onlyC0For = "v2";
+
+    parent("v2", 2);
+    assertThatThrownBy(this::syncOnce).isInstanceOf(HookResponseException.class)
+        .hasMessageContaining("would delete 2 of the 3 observed children at once");
+
+    assertThat(writes()).as("no revision made for v2, no claim moved, no child touched, no status").isEmpty();
+    assertThat(revisionNames()).isEqualTo(revisionsBefore);
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.apply.DynamicApply;
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
@@ -56,14 +57,23 @@ public final class CompositeSyncFixture {
 
   /** @param syncHook answers every sync request */
   public CompositeSyncFixture(HookCaller syncHook) {
+    this(syncHook, false);
+  }
+
+  /**
+   * @param syncHook answers every sync request
+   * @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"}
+   */
+  public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard) {
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
-         "metadata": {"name": "things"},
+         "metadata": {"name": "things", "annotations": {"%s": "%s"}},
          "spec": {"generateSelector": true,
                   "parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
                   "childResources": [{"apiVersion": "v1", "resource": "configmaps",
                                       "updateStrategy": {"method": "InPlace"}}],
-                  "hooks": {"sync": {"webhook": {"url": "http://hook.invalid/sync"}}}}}""");
+                  "hooks": {"sync": {"webhook": {"url": "http://hook.invalid/sync"}}}}}"""
+        .formatted(DeleteGuardAnnotation.KEY, deleteGuard));
     CompositeControllerSpec spec = CompositeControllerSpec.parse(controller);
     Finalizers finalizers = new Finalizers(spec.finalizerName(), api);
     SyncedResource parentType = new SyncedResource(THINGS, parents,

@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.testing.RecordingApi;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -30,12 +33,19 @@ class CompositeSyncTest {
   private final AtomicReference<String> childName = new AtomicReference<>("child");
   private final AtomicReference<String> status = new AtomicReference<>("{}");
   private final AtomicReference<String> events = new AtomicReference<>("[]");
+  /** The hook's whole answer when set, instead of the one child and the status above. */
+  private final AtomicReference<String> whole = new AtomicReference<>();
   private final CompositeSyncFixture fixture = new CompositeSyncFixture((request, root) -> answer());
+  /** The same controller with {@code metareactor.dev/delete-guard: "true"}. */
+  private final CompositeSyncFixture guarded = new CompositeSyncFixture((request, root) -> answer(), true);
   private final RecordingApi api = fixture.api();
   private KubeObject parent;
 
   /** The hook: one ConfigMap child with the current value, and the current status. */
   private Mono<JsonNode> answer() {
+    if (whole.get() != null) {
+      return Mono.just(KubeJson.mapper().readTree(whole.get()));
+    }
     return Mono.just(KubeJson.mapper().readTree("""
         {"status": %s, "children": [{"apiVersion": "v1", "kind": "ConfigMap",
           "metadata": {"name": "%s", "namespace": "team"}, "data": {"value": "%s"}}], "events": %s}"""
@@ -147,6 +157,137 @@ class CompositeSyncTest {
     run();
 
     assertThat(api.actions().get(0).body()).contains("\"ratio\":100,").contains("\"replicas\":2}");
+  }
+
+  /** Caches the parent {@code p}, converged, in {@code wired} with the named children as the engine created them. */
+  private void parentWithChildren(CompositeSyncFixture wired, String... names) {
+    parent = wired.parent("p", PARENT_UID, "{}", "{\"observedGeneration\": 1}");
+    for (String name : names) {
+      wired.childAsCreated(parent, (ObjectNode) KubeJson.mapper().readTree("""
+          {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "%s", "namespace": "team"},
+           "data": {"value": "one"}}""".formatted(name)));
+    }
+  }
+
+  /** Caches the child {@code name} of {@code wired} as being deleted. */
+  private static void deleting(CompositeSyncFixture wired, String name) {
+    ObjectNode child = wired.configMaps().get(CompositeSyncFixture.NAMESPACE, name).orElseThrow().toTree();
+    child.withObject("metadata").put("deletionTimestamp", "2026-01-01T00:00:00Z");
+    wired.configMaps().put(KubeObject.of(child));
+  }
+
+  /** An answer with the status {@code {}} and {@code children} as given (JSON, or nothing when {@code null}). */
+  private void answerChildren(String children) {
+    if (children != null) {
+      whole.set("{\"status\": {}, \"children\": " + children + "}");
+      return;
+    }
+    whole.set("{\"status\": {}}");
+  }
+
+  /** An answer with the status {@code {}} and the named children (value {@code one}, as cached). */
+  private void answerChildrenNamed(String... names) {
+    List<String> children = Stream.of(names).map(name -> """
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "%s", "namespace": "team"},
+         "data": {"value": "one"}}""".formatted(name)).toList();
+    answerChildren("[" + String.join(", ", children) + "]");
+  }
+
+  private static List<String> requests(CompositeSyncFixture wired) {
+    return wired.api().actions().stream().map(RecordingApi.Action::toString).toList();
+  }
+
+  @Test
+  void anAnswerWithoutChildrenDeletesTheLiveOnesAsMetacontrollerDoesWithAMissingChildrenWarning() {
+    parentWithChildren(fixture, "a", "b", "c");
+    deleting(fixture, "c");
+
+    answerChildren(null);
+    run();
+
+    assertThat(requests(fixture)).containsExactlyInAnyOrder("delete configmaps team/a", "delete configmaps team/b");
+    assertThat(fixture.events()).containsExactly("p: Warning MissingChildren the sync answer has no \"children\""
+        + " (absent or null, not []): deleting all 2 observed, as Metacontroller does; annotate the controller"
+        + " metareactor.dev/delete-guard=true to refuse such answers");
+
+    answerChildren("null");
+    run();
+    assertThat(fixture.events()).as("null is as absent").hasSize(2);
+
+    answerChildren("[]");
+    run();
+    assertThat(fixture.events()).as("an empty list deletes on purpose: no Warning").hasSize(2);
+    assertThat(requests(fixture)).hasSize(6);
+  }
+
+  @Test
+  void anAnswerWithoutChildrenForAParentWithoutLiveChildrenSaysNothing() {
+    parentWithChildren(fixture, "a");
+    deleting(fixture, "a");
+
+    answerChildren(null);
+    run();
+
+    assertThat(fixture.events()).isEmpty();
+    assertThat(requests(fixture)).isEmpty();
+  }
+
+  @Test
+  void underTheDeleteGuardAnAnswerWithoutChildrenIsRefusedWholeAndNothingIsWritten() {
+    parentWithChildren(guarded, "a", "b");
+
+    for (String children : new String[] {null, "null"}) {
+      answerChildren(children);
+      assertThatThrownBy(() -> guarded.sync("p")).isInstanceOf(HookResponseException.class)
+          .hasMessage("the answer has no \"children\" (absent or null, not []), which would delete all 2 observed;"
+              + " refused under metareactor.dev/delete-guard, nothing written (answer \"children\": [] to delete"
+              + " them)");
+    }
+
+    assertThat(requests(guarded)).as("no delete, and not even the status").isEmpty();
+    assertThat(guarded.events()).isEmpty();
+  }
+
+  @Test
+  void underTheDeleteGuardAnAnswerWithoutChildrenIsFollowedWhenItWouldDeleteNothing() {
+    parentWithChildren(guarded, "a");
+    deleting(guarded, "a");
+    whole.set("{\"status\": {\"phase\": \"done\"}}");
+
+    guarded.sync("p");
+
+    assertThat(requests(guarded)).containsExactly("patch-status things team/p");
+  }
+
+  @Test
+  void underTheDeleteGuardAnAnswerDeletingMoreThanHalfOfTheLiveChildrenAtOnceIsRefused() {
+    parentWithChildren(guarded, "a", "b", "c", "d");
+
+    answerChildrenNamed("a");
+    assertThatThrownBy(() -> guarded.sync("p")).isInstanceOf(HookResponseException.class)
+        .hasMessage("the answer would delete 3 of the 4 observed children at once, more than half; refused under"
+            + " metareactor.dev/delete-guard, nothing written (delete them in smaller steps)");
+    answerChildrenNamed();
+    assertThatThrownBy(() -> guarded.sync("p")).hasMessageContaining("would delete 4 of the 4 observed children");
+    assertThat(requests(guarded)).isEmpty();
+
+    answerChildrenNamed("a", "b");
+    guarded.sync("p");
+    assertThat(requests(guarded)).as("half at once is allowed")
+        .containsExactlyInAnyOrder("delete configmaps team/c", "delete configmaps team/d");
+  }
+
+  @Test
+  void underTheDeleteGuardOnlyChildrenReallyDeletedCountAndTheLastOneMayGo() {
+    parentWithChildren(guarded, "a", "b", "c");
+    deleting(guarded, "b");
+    deleting(guarded, "c");
+
+    answerChildrenNamed();
+    guarded.sync("p");
+
+    assertThat(requests(guarded)).as("one of one live child: not more than one")
+        .containsExactly("delete configmaps team/a");
   }
 
   @Test

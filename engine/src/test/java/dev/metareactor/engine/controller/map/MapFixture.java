@@ -8,6 +8,7 @@ import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.ParentEvents;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.apply.ChildApplier;
@@ -55,6 +56,8 @@ final class MapFixture {
   final FakeInformerLease outputs = new FakeInformerLease(OUTPUTS);
   /** The parents whose status the sync said may have changed, in order. */
   final List<ParentKey> statusChanged = new CopyOnWriteArrayList<>();
+  /** The Events the syncs recorded, {@code <object>: <type> <reason> <message>} each. */
+  final List<String> events = new CopyOnWriteArrayList<>();
   final ObjectNode controller;
   final MapControllerSpec spec;
   final Finalizers finalizers;
@@ -70,9 +73,17 @@ final class MapFixture {
 
   /** @param tombstone answers every tombstone request; {@code null} for a MapController without that hook */
   MapFixture(HookCaller tombstone) {
+    this(tombstone, false);
+  }
+
+  /**
+   * @param tombstone answers every tombstone request; {@code null} for a MapController without that hook
+   * @param deleteGuard whether the controller carries {@code metareactor.dev/delete-guard: "true"}
+   */
+  MapFixture(HookCaller tombstone, boolean deleteGuard) {
     controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "MapController",
-         "metadata": {"name": "snapshots"},
+         "metadata": {"name": "snapshots", "annotations": {"metareactor.dev/delete-guard": "%s"}},
          "spec": {"parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "schedules",
                                      "labelSelector": {"matchLabels": {"managed": "yes"}}},
                   "inputResources": [{"apiVersion": "v1", "resource": "configmaps"},
@@ -80,7 +91,7 @@ final class MapFixture {
                   "outputResources": [{"apiVersion": "test.metareactor.dev/v1", "resource": "outputs",
                                        "updateStrategy": {"method": "InPlace"}}],
                   "hooks": {"map": {"webhook": {"url": "http://hook.invalid/map"}}%s}}}"""
-        .formatted(tombstone == null ? "" : ", \"tombstone\": {\"webhook\": {\"url\": \"http://hook.invalid/t\"}}"));
+        .formatted(deleteGuard, tombstone == null ? "" : ", \"tombstone\": {\"webhook\": {\"url\": \"http://hook.invalid/t\"}}"));
     spec = MapControllerSpec.parse(controller);
     finalizers = new Finalizers(spec.finalizerName(), api);
     parentType = new SyncedResource(SCHEDULES, parents, parent -> spec.parentSelector().matches(parent.labels()),
@@ -95,13 +106,13 @@ final class MapFixture {
 
   /** The sync the work queue's workers run, calling {@code map} for every input that is there. */
   ObjectSync<MapKey> objectSync(HookCaller map) {
+    ParentEvents recorded = (object, eventType, reason, message) ->
+        events.add(object.name() + ": " + eventType + " " + reason + " " + message);
     return new ObjectSync<>(kind, MapSync.SHAPE, "MapController snapshots", controller,
         new ObjectSync.Hooks(new ObjectSync.ChosenHook("map", map, spec.mapHook()), null),
         new RelatedObjects<>("MapController", "snapshots", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api,
-            ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"),
-            (object, eventType, reason, message) -> { }), finalizers,
-        (object, eventType, reason, message) -> { });
+        new ChildrenManager(api, ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"), recorded),
+        finalizers, recorded);
   }
 
   /** The router, handing what it finds to the given consumers. */

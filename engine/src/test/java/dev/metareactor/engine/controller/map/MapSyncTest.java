@@ -13,6 +13,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.hook.HookCaller;
+import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.testing.RecordingApi;
@@ -42,7 +43,7 @@ class MapSyncTest {
   private final List<JsonNode> tombstoneRequests = new CopyOnWriteArrayList<>();
   /** The map hook's whole answer; {@code null}: outputs {@code <input>-a} and {@code <input>-b}. */
   private final AtomicReference<String> mapAnswer = new AtomicReference<>();
-  /** The names of the outputs the tombstone hook keeps. */
+  /** The names of the outputs the tombstone hook keeps; {@code null}: it answers {@code {}}. */
   private final AtomicReference<List<String>> kept = new AtomicReference<>(List.of());
   /** The parent {@code p}, selecting {@code team=a}, and its input {@code in}, as each fixture caches them. */
   private final KubeObject parent = parentSelecting(NAMESPACE, "p", "a").build();
@@ -68,6 +69,9 @@ class MapSyncTest {
 
   private Mono<JsonNode> tombstone(JsonNode request, HookCaller.RootObject root) {
     tombstoneRequests.add(asSent(request));
+    if (kept.get() == null) {
+      return Mono.just(KubeJson.mapper().readTree("{}"));
+    }
     List<String> outputs = kept.get().stream().map(name -> output(name, "kept")).toList();
     return Mono.just(KubeJson.mapper().readTree("{\"outputs\": [" + String.join(", ", outputs) + "]}"));
   }
@@ -188,6 +192,52 @@ class MapSyncTest {
     assertThat(mapRequests).isEmpty();
     assertThat(requests(withoutTombstone))
         .containsExactlyInAnyOrder("delete outputs team/in-a", "delete outputs team/in-b");
+  }
+
+  @Test
+  void aMapAnswerWithoutOutputsDeletesTheInputsOutputsAsUpstreamWouldWithAMissingChildrenWarning() {
+    mappedOnce(fixture);
+    mapAnswer.set("{\"resyncAfterSeconds\": 60}");
+
+    run();
+
+    assertThat(requests(fixture)).containsExactlyInAnyOrder("delete outputs team/in-a", "delete outputs team/in-b");
+    assertThat(fixture.events).containsExactly("p: Warning MissingChildren input configmaps/team/in: the sync"
+        + " answer has no \"outputs\" (absent or null, not []): deleting all 2 observed, as Metacontroller does;"
+        + " annotate the controller metareactor.dev/delete-guard=true to refuse such answers");
+  }
+
+  @Test
+  void underTheDeleteGuardAMapAnswerWithoutOutputsOrDroppingMostIsRefusedWhole() {
+    MapFixture guarded = withParentAndInput(new MapFixture(this::tombstone, true));
+    mappedOnce(guarded);
+
+    mapAnswer.set("{\"outputs\": null}");
+    assertThatThrownBy(() -> run(guarded)).isInstanceOf(HookResponseException.class)
+        .hasMessageContaining("the answer has no \"outputs\" (absent or null, not []), which would delete all 2");
+    mapAnswer.set("{\"outputs\": []}");
+    assertThatThrownBy(() -> run(guarded))
+        .hasMessageContaining("would delete 2 of the 2 observed outputs at once, more than half");
+    mapAnswer.set("{\"outputs\": [" + output("in-a", "v1") + "]}");
+    run(guarded);
+
+    assertThat(requests(guarded)).as("half at once is allowed").containsExactly("delete outputs team/in-b");
+    assertThat(guarded.events).isEmpty();
+  }
+
+  @Test
+  void aTombstoneAnswerWithoutOutputsKeepsNothingEvenUnderTheDeleteGuard() {
+    MapFixture guarded = withParentAndInput(new MapFixture(this::tombstone, true));
+    mappedOnce(guarded);
+    guarded.configMaps.deliver(deleted(guarded.configMaps.get(NAMESPACE, "in").orElseThrow()));
+    kept.set(null);
+
+    run(guarded);
+
+    assertThat(tombstoneRequests).hasSize(1);
+    assertThat(requests(guarded)).as("letting detached outputs go is what a tombstone hook is for")
+        .containsExactlyInAnyOrder("delete outputs team/in-a", "delete outputs team/in-b");
+    assertThat(guarded.events).isEmpty();
   }
 
   @Test
