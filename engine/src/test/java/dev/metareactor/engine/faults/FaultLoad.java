@@ -135,14 +135,24 @@ public final class FaultLoad implements AutoCloseable {
    * (YAML, unindented) as its spec; {@link #close} deletes it with the load's own.
    */
   void applyComposite(String suffix, String spec) {
+    applyComposite(suffix, Map.of(), spec);
+  }
+
+  /** The same with {@code annotations} on the controller object. */
+  void applyComposite(String suffix, Map<String, String> annotations, String spec) {
+    StringBuilder annotated = new StringBuilder();
+    annotations.forEach((key, value) -> annotated.append(annotated.isEmpty() ? "" : ", ").append(key).append(": \"")
+        .append(value).append('"'));
     cluster.kubectlWithInput("""
         apiVersion: metacontroller.k8s.io/v1alpha1
         kind: CompositeController
         metadata:
           name: %s-%s
           labels: {metareactor.dev/hosted-by: %s}
+          annotations: {%s}
         spec:
-        %s""".formatted(hostedBy, suffix, hostedBy, spec.strip().indent(2)), "apply", "-f", "-").orThrow();
+        %s""".formatted(hostedBy, suffix, hostedBy, annotated, spec.strip().indent(2)), "apply", "-f", "-")
+        .orThrow();
   }
 
   /** The parents with {@code spec.value}, the inputs and the map parent. */

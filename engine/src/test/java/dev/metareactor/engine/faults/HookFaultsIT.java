@@ -3,6 +3,7 @@ package dev.metareactor.engine.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.faults.MisbehavingHook.Mode;
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.ParentCrd;
@@ -23,10 +24,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Hook faults, one set of parents at a time: beside the {@link FaultLoad}, {@value #FLAKY} parents of their own
- * CompositeController call a {@link MisbehavingHook}. While that hook fails in one way, the load runs an update
- * wave: its invariants must hold and its convergence time is reported beside a wave measured just before with
- * every hook healthy. Each failing parent gets a {@code SyncError} Event naming the problem (none for a 429 storm,
- * which is waited out), and every one converges once its hook is healthy again.
+ * CompositeController call a {@link MisbehavingHook}, which gives each one child while healthy. While that hook fails
+ * in one way, the load runs an update wave: its invariants must hold and its convergence time is reported beside a
+ * wave measured just before with every hook healthy. Each failing parent gets a {@code SyncError} Event naming the
+ * problem (none for a 429 storm, which is waited out), every child survives the fault with its UID, and every parent
+ * converges once its hook is healthy again. The one answer the engine follows although it deletes the children (no
+ * {@code children} field, without {@code metareactor.dev/delete-guard}: Metacontroller's behaviour) gets a
+ * {@code MissingChildren} Warning on every parent instead.
  */
 class HookFaultsIT extends FaultSuite {
 
@@ -44,14 +48,30 @@ class HookFaultsIT extends FaultSuite {
     GARBAGE(Mode.GARBAGE, "JSON"),
     OVERSIZED(Mode.OVERSIZED, "exceeds the limit of 8388608 bytes"),
     SLOW_LORIS(Mode.SLOW_LORIS, "timed out after 2s"),
-    TOO_MANY_REQUESTS(Mode.TOO_MANY_REQUESTS, null);
+    TOO_MANY_REQUESTS(Mode.TOO_MANY_REQUESTS, null),
+    /** An answer without {@code children} under the delete guard: refused, the children kept. */
+    NO_CHILDREN_FIELD(Mode.NO_CHILDREN_FIELD, "has no \"children\"", true),
+    /** The same answer without the guard: followed as Metacontroller follows it, every child deleted, Warned. */
+    NO_CHILDREN_FIELD_UNGUARDED(Mode.NO_CHILDREN_FIELD, null, false);
 
     final Mode mode;
     final String says;
+    /** Whether the flaky controller carries {@code metareactor.dev/delete-guard: "true"}. */
+    final boolean guarded;
 
     Fault(Mode mode, String says) {
+      this(mode, says, false);
+    }
+
+    Fault(Mode mode, String says, boolean guarded) {
       this.mode = mode;
       this.says = says;
+      this.guarded = guarded;
+    }
+
+    /** Whether every child must survive the fault: all but the answer followed as upstream follows it. */
+    boolean childrenSurvive() {
+      return this != NO_CHILDREN_FIELD_UNGUARDED;
     }
   }
 
@@ -60,19 +80,22 @@ class HookFaultsIT extends FaultSuite {
   void aFailingHookFailsOnlyItsOwnParentsAndTheyConvergeOnceItIsHealthy(Fault fault) throws Exception {
     ParentCrd flaky = ParentCrd.create(load.cluster, "Flaky");
     try (MisbehavingHook hook = new MisbehavingHook()) {
-      applyFlakyController(flaky, hook.url());
+      applyFlakyController(flaky, hook.url(), fault.guarded);
       IntStream.range(0, FLAKY).forEach(i -> flaky.in(load.client).resource(flaky.object(load.cluster.namespace(),
           "flaky-" + i, Map.of("value", "one"))).create());
       try (EngineProcess engine = convergedEngine("engine")) {
         awaitFlakyConverged(flaky, "one");
+        Map<String, String> children = flakyChildren();
         load.setValue("two");
         Duration healthy = awaitInvariants();
 
         if (fault.mode != null) {
           hook.mode(fault.mode);
         } else {
-          applyFlakyController(flaky, "http://127.0.0.1:" + EngineProcess.freePort() + "/sync");
+          applyFlakyController(flaky, "http://127.0.0.1:" + EngineProcess.freePort() + "/sync", fault.guarded);
         }
+        // A healthy call can time out on a busy machine while the engine starts: only errors from now on count.
+        Map<String, Integer> errorsBefore = syncErrorCounts(flaky);
         setFlakyValue(flaky, "broken");
         int callsBefore = hook.calls();
         load.setValue("three");
@@ -102,15 +125,33 @@ class HookFaultsIT extends FaultSuite {
                 assertThat(line.path("key").asString()).startsWith(namespace + "/flaky-");
                 assertThat(line.path("sync").isNumber()).isTrue();
               });
-        } else {
+        } else if (fault.childrenSurvive()) {
           await().atMost(CONVERGE).until(() -> hook.calls() - callsBefore >= 2 * FLAKY);
+        } else {
+          await().atMost(CONVERGE).untilAsserted(() -> assertThat(events(flaky, "MissingChildren").keySet())
+              .as("flaky parents with a MissingChildren Warning").hasSize(FLAKY));
+          assertThat(events(flaky, "MissingChildren").values())
+              .allSatisfy(message -> assertThat(message).contains("deleting all 1 observed"));
+          await().atMost(CONVERGE).until(() -> flakyChildren().isEmpty());
+        }
+        if (fault.childrenSurvive()) {
+          assertThat(flakyChildren()).as("every child, with its UID, through the fault").isEqualTo(children);
         }
 
         hook.mode(Mode.HEALTHY);
-        applyFlakyController(flaky, hook.url());
-        awaitFlakyConverged(flaky, "broken");
+        applyFlakyController(flaky, hook.url(), fault.guarded);
+        // An answer followed leaves nothing to retry: only a change brings those parents to the healthy hook again.
+        String last = fault.childrenSurvive() ? "broken" : "healed";
+        if (!fault.childrenSurvive()) {
+          setFlakyValue(flaky, last);
+        }
+        awaitFlakyConverged(flaky, last);
+        if (fault.childrenSurvive()) {
+          assertThat(flakyChildren()).as("every child, with its UID, once healthy again").isEqualTo(children);
+        }
         if (fault.says == null) {
-          assertThat(syncErrors(flaky)).as("error Events for a hook answering 429 with Retry-After").isEmpty();
+          assertThat(syncErrorCounts(flaky)).as("error Events for a hook answering 429 with Retry-After, or an answer"
+              + " followed as upstream follows it").isEqualTo(errorsBefore);
         }
         assertThat(engine.isAlive()).isTrue();
       } finally {
@@ -119,8 +160,8 @@ class HookFaultsIT extends FaultSuite {
     }
   }
 
-  private void applyFlakyController(ParentCrd flaky, String url) {
-    load.applyComposite("flaky", """
+  private void applyFlakyController(ParentCrd flaky, String url, boolean guarded) {
+    load.applyComposite("flaky", guarded ? Map.of(DeleteGuardAnnotation.KEY, "true") : Map.of(), """
         generateSelector: true
         parentResource: {apiVersion: %s, resource: %s}
         childResources:
@@ -142,15 +183,38 @@ class HookFaultsIT extends FaultSuite {
       assertThat(parents).hasSize(FLAKY).allSatisfy(parent -> assertThat(
           ((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status", Map.of())).get("value"))
           .as(parent.getMetadata().getName()).isEqualTo(value));
+      assertThat(flakyChildren()).hasSize(FLAKY);
     });
+  }
+
+  /** The flaky parents' children, name to UID. */
+  private Map<String, String> flakyChildren() {
+    return load.client.configMaps().list().getItems().stream()
+        .filter(configMap -> configMap.getMetadata().getName().matches(MisbehavingHook.childOf("flaky-\\d+")))
+        .collect(Collectors.toMap(configMap -> configMap.getMetadata().getName(),
+            configMap -> configMap.getMetadata().getUid()));
   }
 
   /** The flaky parents with a SyncError Event, each with its Event's message. */
   private Map<String, String> syncErrors(ParentCrd flaky) {
+    return events(flaky, "SyncError");
+  }
+
+  /** The SyncError Events on flaky parents so far, each by name with its count. */
+  private Map<String, Integer> syncErrorCounts(ParentCrd flaky) {
+    return load.client.v1().events().list().getItems().stream()
+        .filter(event -> "SyncError".equals(event.getReason()) && event.getInvolvedObject() != null
+            && flaky.kind().equals(event.getInvolvedObject().getKind()))
+        .collect(Collectors.toMap(event -> event.getMetadata().getName(),
+            event -> event.getCount() == null ? 1 : event.getCount()));
+  }
+
+  /** The flaky parents with an Event of {@code reason}, each with its Event's message. */
+  private Map<String, String> events(ParentCrd flaky, String reason) {
     List<Event> events = load.client.v1().events().list().getItems();
     Set<String> kinds = Set.of(flaky.kind());
     return events.stream()
-        .filter(event -> "SyncError".equals(event.getReason()) && event.getInvolvedObject() != null
+        .filter(event -> reason.equals(event.getReason()) && event.getInvolvedObject() != null
             && kinds.contains(event.getInvolvedObject().getKind()))
         .collect(Collectors.toMap(event -> event.getInvolvedObject().getName(), Event::getMessage,
             (a, b) -> a + " | " + b));

@@ -15,15 +15,15 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * A sync hook that answers well (the parent's {@code spec.value} as {@code status.value}, no children) or in one of
- * the ways hooks fail in production, switched while it serves. Raw HTTP, so it can do what a well-behaved server
- * framework would not: hang, trickle bytes, send 10 MB.
+ * A sync hook that answers well (the parent's {@code spec.value} as {@code status.value}, and one ConfigMap child
+ * {@code <parent>-child}) or in one of the ways hooks fail in production, switched while it serves. Raw HTTP, so it
+ * can do what a well-behaved server framework would not: hang, trickle bytes, send 10 MB.
  */
 final class MisbehavingHook implements AutoCloseable {
 
   /** How the hook answers. */
   enum Mode {
-    /** 200 with the parent's value as its status. */
+    /** 200 with the parent's value as its status and its one child. */
     HEALTHY,
     /** 500 with an error page. */
     ERROR_500,
@@ -36,7 +36,9 @@ final class MisbehavingHook implements AutoCloseable {
     /** 200 and then one byte every 200 ms: a JSON answer that never ends within any timeout. */
     SLOW_LORIS,
     /** 429 with {@code Retry-After: 1}. */
-    TOO_MANY_REQUESTS
+    TOO_MANY_REQUESTS,
+    /** 200 with the parent's value as its status and no {@code children} field at all. */
+    NO_CHILDREN_FIELD
   }
 
   private static final int OVERSIZED_BYTES = 10_000_000;
@@ -68,7 +70,7 @@ final class MisbehavingHook implements AutoCloseable {
     calls.incrementAndGet();
     Mode now = mode;
     return request.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(body -> switch (now) {
-      case HEALTHY -> json(response, 200, healthy(KubeJson.mapper().readTree(body)));
+      case HEALTHY -> json(response, 200, healthy(KubeJson.mapper().readTree(body)).toString());
       case ERROR_500 -> response.status(500).sendString(Mono.just("<html>internal error</html>")).then();
       case HANG -> Mono.never();
       case GARBAGE -> response.status(200).header("Content-Type", "application/json")
@@ -80,14 +82,27 @@ final class MisbehavingHook implements AutoCloseable {
           .then();
       case TOO_MANY_REQUESTS -> response.status(429).header("Retry-After", "1")
           .sendString(Mono.just("slow down")).then();
+      case NO_CHILDREN_FIELD -> {
+        ObjectNode answer = healthy(KubeJson.mapper().readTree(body));
+        answer.remove("children");
+        yield json(response, 200, answer.toString());
+      }
     });
   }
 
-  private static String healthy(JsonNode request) {
+  private static ObjectNode healthy(JsonNode request) {
     ObjectNode answer = KubeJson.nodes().objectNode();
     answer.putObject("status").put("value", request.path("parent").path("spec").path("value").asString(""));
-    answer.putArray("children");
-    return answer.toString();
+    String parent = request.path("parent").path("metadata").path("name").asString();
+    ObjectNode child = answer.putArray("children").addObject().put("apiVersion", "v1").put("kind", "ConfigMap");
+    child.putObject("metadata").put("name", childOf(parent));
+    child.putObject("data").put("parent", parent);
+    return answer;
+  }
+
+  /** The name of the one child the healthy hook answers for {@code parent}. */
+  static String childOf(String parent) {
+    return parent + "-child";
   }
 
   private static Mono<Void> json(HttpServerResponse response, int status, String body) {
