@@ -106,7 +106,7 @@ start_hook() { # PORT
     command -v mvn >/dev/null || die "$JAR is missing and mvn is not installed to build it"
     log "building $JAR (first run only)"
     # shellcheck disable=SC2086 # MVN_FLAGS is a list of flags
-    mvn -B -ntp ${MVN_FLAGS:-} -pl engine -am package -DskipTests || die "the build failed (see above)"
+    mvn -B -ntp ${MVN_FLAGS:-} -pl engine -am package -DskipTests -Dimage.skip || die "the build failed (see above)"
   fi
 
   log "starting the local control plane (or reusing the running one)"

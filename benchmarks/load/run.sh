@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ ${1:-} == --rebuild ]] || [[ ! -f engine/target/metareactor.jar ]] || [[ ! -f benchmarks/load/target/load-harness.jar ]]; then
   [[ ${1:-} == --rebuild ]] && shift
-  mvn -B -ntp -q -pl engine,benchmarks/load -am package -DskipTests >&2
+  mvn -B -ntp -q -pl engine,benchmarks/load -am package -DskipTests -Dimage.skip >&2
 fi
 # The driver shares the machine with the engines it measures: keep its own JIT and GC small.
 exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx512m -jar benchmarks/load/target/load-harness.jar "$@"

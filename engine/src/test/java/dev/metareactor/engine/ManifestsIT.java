@@ -1,6 +1,12 @@
 package dev.metareactor.engine;
 
 import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
+import static dev.metareactor.engine.it.Install.NAMESPACE;
+import static dev.metareactor.engine.it.Install.helm;
+import static dev.metareactor.engine.it.Install.kubectl;
+import static dev.metareactor.engine.it.Install.kubectlWithInput;
+import static dev.metareactor.engine.it.Install.kustomization;
+import static dev.metareactor.engine.it.Install.uninstallAllButCrds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -22,13 +28,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,13 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ManifestsIT {
 
   private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "dev-ssa", "ha", "sharded");
-  private static final String NAMESPACE = "metacontroller";
   /** Parents of the fault suite's load the installed engine must converge. */
   private static final int LOAD = 20;
-
-  private static Path kustomization(LocalCluster cluster, String name) {
-    return cluster.controlPlane().repoRoot().resolve("manifests").resolve(name);
-  }
 
   /** Output of {@code kubectl get}: {@code kind/name=resourceVersion} of each object, a line each. */
   private static final String VERSIONS =
@@ -59,21 +57,7 @@ class ManifestsIT {
 
   /** {@code kind/name=resourceVersion} of every object the kustomization in {@code dir} installs. */
   private static String versions(LocalCluster cluster, String dir) {
-    return install(cluster, "get", "-k", dir, "-o", VERSIONS);
-  }
-
-  /** The same with {@code stdin} as kubectl's input ({@code -f -}). */
-  private static String installWithInput(LocalCluster cluster, String stdin, String... args) {
-    String[] withNamespace = Arrays.copyOf(args, args.length + 1);
-    withNamespace[args.length] = "--namespace=" + NAMESPACE;
-    return cluster.kubectlWithInput(stdin, withNamespace).orThrow();
-  }
-
-  /** kubectl in the install's namespace (the cluster's kubectl works in the test's own by default). */
-  private static String install(LocalCluster cluster, String... args) {
-    String[] withNamespace = Arrays.copyOf(args, args.length + 1);
-    withNamespace[args.length] = "--namespace=" + NAMESPACE;
-    return cluster.kubectl(withNamespace).orThrow();
+    return kubectl(cluster, "get", "-k", dir, "-o", VERSIONS);
   }
 
   private static void deleteInstall(LocalCluster cluster, String name) {
@@ -83,7 +67,7 @@ class ManifestsIT {
     await().atMost(TIMEOUT).until(() -> cluster.kubectl("get", "--all-namespaces",
         "compositecontrollers.metacontroller.k8s.io,decoratorcontrollers.metacontroller.k8s.io,"
             + "mapcontrollers.metacontroller.k8s.io,controllerrevisions.metacontroller.k8s.io").succeeded());
-    install(cluster, "delete", "-k", kustomization(cluster, name).toString(), "--ignore-not-found", "--timeout=120s");
+    kubectl(cluster, "delete", "-k", kustomization(cluster, name).toString(), "--ignore-not-found", "--timeout=120s");
     await().atMost(TIMEOUT).until(() -> cluster.client().namespaces().withName(NAMESPACE).get() == null);
     // Gone, not just terminating: CRDs applied again while their instances are still being removed would go too.
     await().atMost(TIMEOUT).until(() -> cluster.client().apiextensions().v1().customResourceDefinitions().list()
@@ -101,12 +85,12 @@ class ManifestsIT {
     try {
       for (String name : KUSTOMIZATIONS) {
         String dir = kustomization(cluster, name).toString();
-        install(cluster, "apply", "-k", dir);
+        kubectl(cluster, "apply", "-k", dir);
         assertThat(cluster.client().apps().statefulSets().inNamespace(NAMESPACE).withName("metacontroller").get())
             .as("the engine's StatefulSet of %s", name).isNotNull();
 
         String before = versions(cluster, dir);
-        install(cluster, "apply", "-k", dir);
+        kubectl(cluster, "apply", "-k", dir);
         // By what the server stored, not kubectl's words: it reports a PodDisruptionBudget "configured" on every
         // apply (it always sends the selector, whose patch strategy is replace), though nothing changes.
         assertThat(versions(cluster, dir)).as("kind/name=resourceVersion of each object after a second apply of %s",
@@ -114,7 +98,7 @@ class ManifestsIT {
       }
       deleteInstall(cluster, "ha");
       for (String name : KUSTOMIZATIONS) {
-        assertThat(install(cluster, "get", "-k", kustomization(cluster, name).toString(), "--ignore-not-found",
+        assertThat(kubectl(cluster, "get", "-k", kustomization(cluster, name).toString(), "--ignore-not-found",
             "-o", "name")).as("what %s installed, after delete -k manifests/ha", name).isBlank();
       }
     } finally {
@@ -127,7 +111,7 @@ class ManifestsIT {
       @TempDir Path dir) throws Exception {
     try (FaultLoad load = new FaultLoad(cluster, LOAD)) {
       // The HA install: the production StatefulSet's arguments plus --leader-election.
-      install(cluster, "apply", "-k", kustomization(cluster, "ha").toString());
+      kubectl(cluster, "apply", "-k", kustomization(cluster, "ha").toString());
       assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, load);
     } finally {
       uninstallAllButCrds(cluster);
@@ -154,17 +138,17 @@ class ManifestsIT {
         "--set", "leaderElection.enabled=true", "--set", "rbac.allResources=false", "--set-json",
         "rbac.rules=" + rules);
     try {
-      install(cluster, "create", "namespace", NAMESPACE);
-      installWithInput(cluster, rendered, "apply", "-f", "-");
+      kubectl(cluster, "create", "namespace", NAMESPACE);
+      kubectlWithInput(cluster, rendered, "apply", "-f", "-");
       // The narrowed role aggregates the engine's own role and the rules given (kube-controller-manager fills it).
-      await().atMost(TIMEOUT).until(() -> install(cluster, "get", "clusterrole", "metacontroller", "-o",
+      await().atMost(TIMEOUT).until(() -> kubectl(cluster, "get", "clusterrole", "metacontroller", "-o",
           "jsonpath={.rules[*].resources}"), resources -> resources.contains("leases") && resources.contains("events")
           && resources.contains("configmaps"));
-      assertThat(install(cluster, "get", "clusterrole", "metacontroller", "-o", "jsonpath={.rules[*].apiGroups}"))
+      assertThat(kubectl(cluster, "get", "clusterrole", "metacontroller", "-o", "jsonpath={.rules[*].apiGroups}"))
           .as("the narrowed role's API groups: no wildcard").doesNotContain("\"*\"");
-      String before = installWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS);
-      installWithInput(cluster, rendered, "apply", "-f", "-");
-      assertThat(installWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS))
+      String before = kubectlWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS);
+      kubectlWithInput(cluster, rendered, "apply", "-f", "-");
+      assertThat(kubectlWithInput(cluster, rendered, "get", "-f", "-", "-o", VERSIONS))
           .as("kind/name=resourceVersion of each object after a second apply of the chart").isEqualTo(before);
 
       assertTheEngineHostsEveryKindAsThePodWould(cluster, dir, load);
@@ -184,7 +168,7 @@ class ManifestsIT {
   private static void assertTheEngineHostsEveryKindAsThePodWould(LocalCluster cluster, Path dir, FaultLoad load)
       throws Exception {
     KubernetesClient client = cluster.client();
-    String[] args = KubeJson.mapper().readValue(install(cluster, "get", "statefulset", "metacontroller", "-o",
+    String[] args = KubeJson.mapper().readValue(kubectl(cluster, "get", "statefulset", "metacontroller", "-o",
         "jsonpath={.spec.template.spec.containers[0].args}"), String[].class);
     Map<String, Integer> ports = containerPorts(cluster);
     Path serviceAccount = serviceAccountDirectory(cluster, dir.resolve("serviceaccount"));
@@ -219,42 +203,15 @@ class ManifestsIT {
     }
   }
 
-  /** All the install made but the CRDs, which the other tests use (the first test deletes and installs them). */
-  private static void uninstallAllButCrds(LocalCluster cluster) {
-    install(cluster, "delete", "namespace/" + NAMESPACE, "clusterrolebinding/metacontroller",
-        "clusterrole/metacontroller", "clusterrole/metacontroller-engine", "clusterrole/metacontroller-rules",
-        "clusterrole/aggregate-metacontroller-view", "clusterrole/aggregate-metacontroller-edit", "--ignore-not-found");
-    await().atMost(TIMEOUT).until(() -> cluster.client().namespaces().withName(NAMESPACE).get() == null);
-  }
-
-  /** Runs {@code hack/helm.sh} (Helm built from the Go module proxy, cached outside the repository). */
-  private static String helm(LocalCluster cluster, String... args) throws Exception {
-    Path repo = cluster.controlPlane().repoRoot();
-    List<String> command = new ArrayList<>(List.of("bash", repo.resolve("hack/helm.sh").toString()));
-    command.addAll(List.of(args));
-    Path out = Files.createTempFile("helm-", ".out");
-    try {
-      Process process = new ProcessBuilder(command).directory(repo.toFile()).redirectErrorStream(false)
-          .redirectOutput(out.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-      assertThat(process.waitFor(15, TimeUnit.MINUTES)).as("helm %s finished", args[0]).isTrue();
-      String output = Files.readString(out, StandardCharsets.UTF_8);
-      assertThat(process.exitValue()).as("exit code of helm %s; its output:%n%s", String.join(" ", args), output)
-          .isZero();
-      return output;
-    } finally {
-      Files.deleteIfExists(out);
-    }
-  }
-
   /** The ports the StatefulSet's container names, by name. */
   private static Map<String, Integer> containerPorts(LocalCluster cluster) {
-    String names = install(cluster, "get", "statefulset", "metacontroller", "-o",
+    String names = kubectl(cluster, "get", "statefulset", "metacontroller", "-o",
         "jsonpath={range .spec.template.spec.containers[0].ports[*]}{.name}={.containerPort} {end}");
     Map<String, Integer> ports = new HashMap<>();
     for (String port : names.trim().split(" ")) {
       ports.put(port.substring(0, port.indexOf('=')), Integer.parseInt(port.substring(port.indexOf('=') + 1)));
     }
-    String probePort = install(cluster, "get", "statefulset", "metacontroller", "-o",
+    String probePort = kubectl(cluster, "get", "statefulset", "metacontroller", "-o",
         "jsonpath={.spec.template.spec.containers[0].readinessProbe.httpGet.port}"
             + "/{.spec.template.spec.containers[0].livenessProbe.httpGet.port}");
     assertThat(probePort).as("both probes use the probes port").isEqualTo("probes/probes");
@@ -264,7 +221,7 @@ class ManifestsIT {
   /** What the kubelet mounts for the pod: a token of the manifest's ServiceAccount, the cluster's CA, the namespace. */
   private static Path serviceAccountDirectory(LocalCluster cluster, Path dir) throws Exception {
     Files.createDirectories(dir);
-    String token = install(cluster, "create", "token", "metacontroller", "--duration=1h");
+    String token = kubectl(cluster, "create", "token", "metacontroller", "--duration=1h");
     Files.writeString(dir.resolve("token"), token.strip());
     Files.write(dir.resolve("ca.crt"),
         Base64.getDecoder().decode(cluster.client().getConfiguration().getCaCertData()));

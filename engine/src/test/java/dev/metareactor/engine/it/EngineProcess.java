@@ -108,9 +108,14 @@ public final class EngineProcess implements AutoCloseable {
   }
 
   private void signal(String signal) {
+    signal(process.pid(), signal);
+  }
+
+  /** Sends {@code signal} ({@code TERM}, {@code STOP}, ...) to process {@code pid}. */
+  public static void signal(long pid, String signal) {
     try {
-      int exit = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start().waitFor();
-      assertThat(exit).as("kill -%s %d", signal, process.pid()).isZero();
+      int exit = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start().waitFor();
+      assertThat(exit).as("kill -%s %d", signal, pid).isZero();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {

@@ -1,0 +1,188 @@
+package dev.metareactor.engine;
+
+import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
+import static dev.metareactor.engine.it.Install.NAMESPACE;
+import static dev.metareactor.engine.it.Install.kubectl;
+import static dev.metareactor.engine.it.Install.kustomization;
+import static dev.metareactor.engine.it.Install.uninstallAllButCrds;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.metareactor.engine.faults.FaultLoad;
+import dev.metareactor.engine.faults.Invariants;
+import dev.metareactor.engine.it.ContainerImage;
+import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.ImagePod;
+import dev.metareactor.engine.it.Install;
+import dev.metareactor.testing.k8s.LocalCluster;
+import dev.metareactor.testing.k8s.LocalKubernetes;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The image users deploy ({@code target/image}, built by the package phase with {@code image/build.sh}), run as the
+ * pods of the install files describe it ({@link ImagePod}: bubblewrap, the pod's user, read-only root, its
+ * {@code emptyDir}s, a service-account token, no kubeconfig): the production kustomization's pod, and upstream
+ * Metacontroller's own production manifests with only the image replaced. Each must become ready, converge the fault
+ * suite's load ({@link Invariants}: a CompositeController, a DecoratorController and a MapController), serve
+ * {@code /metrics}, and exit 0 on SIGTERM within the pod's grace period.
+ */
+@LocalKubernetes
+class ImageIT {
+
+  /** Parents of the fault suite's load each pod must converge. */
+  private static final int LOAD = 20;
+
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  /**
+   * The image holds the engine as the repository builds and starts it: the entry point is the launcher
+   * (engine/bin/metareactor, byte for byte) with the repository's jvm.options and the jar the build made, answering as
+   * /usr/bin/metacontroller too; it runs as 65532:65532 and exposes the probes' and metrics' ports.
+   */
+  @Test
+  void theImageStartsTheEngineAsTheLauncherDoesAsUid65532(LocalCluster cluster) throws Exception {
+    Path repo = cluster.controlPlane().repoRoot();
+    ContainerImage image = ContainerImage.unpacked(repo);
+    assertThat(image.entrypoint()).containsExactly("/usr/bin/metareactor");
+    assertThat(image.cmd()).isEmpty();
+    assertThat(image.user()).isEqualTo("65532:65532");
+    assertThat(image.config().path("ExposedPorts").propertyNames()).containsExactlyInAnyOrder("8081/tcp", "9999/tcp");
+    assertThat(image.env()).containsEntry("METAREACTOR_JAR", "/app/metareactor.jar")
+        .containsEntry("METAREACTOR_JVM_OPTIONS", "/etc/metareactor/jvm.options")
+        .containsEntry("METAREACTOR_CDS", "/tmp/metareactor.jsa")
+        .containsEntry("JAVA_HOME", "/usr/lib/jvm/java-17");
+
+    Path rootfs = image.rootfs();
+    assertThat(rootfs.resolve("usr/bin/metareactor")).hasSameBinaryContentAs(repo.resolve("engine/bin/metareactor"))
+        .isExecutable();
+    assertThat(Files.readSymbolicLink(rootfs.resolve("usr/bin/metacontroller"))).isEqualTo(Path.of("metareactor"));
+    assertThat(rootfs.resolve("etc/metareactor/jvm.options"))
+        .hasSameBinaryContentAs(repo.resolve("engine/src/main/jvm/jvm.options"));
+    assertThat(rootfs.resolve("app/metareactor.jar")).hasSameBinaryContentAs(Path.of("target", "metareactor.jar"));
+    assertThat(Files.readString(rootfs.resolve("usr/lib/jvm/java-17/release"))).contains("JAVA_VERSION=\"17.");
+    assertThat(Files.readString(rootfs.resolve("etc/passwd"))).contains("nonroot:x:65532:65532:");
+  }
+
+  /**
+   * manifests/production's pod: read-only root, /tmp an emptyDir, uid 65532. The launcher writes its class-data
+   * archive into /tmp when the engine stops, and a restarted container (same emptyDir, as the kubelet keeps it) maps
+   * it; the log has no warning.
+   */
+  @Test
+  void theProductionPodRunsTheImageConvergesAndStopsOnSigterm(LocalCluster cluster, @TempDir Path dir)
+      throws Exception {
+    ContainerImage image = ContainerImage.unpacked(cluster.controlPlane().repoRoot());
+    try (FaultLoad load = new FaultLoad(cluster, LOAD)) {
+      kubectl(cluster, "apply", "-k", kustomization(cluster, "production").toString());
+      try (ImagePod pod = ImagePod.ofStatefulSet(cluster, image, NAMESPACE, "metacontroller")) {
+        JsonNode security = pod.container().path("securityContext");
+        assertThat(security.path("readOnlyRootFilesystem").asBoolean()).as("the manifest's read-only root").isTrue();
+        load.createControllers();
+        load.createObjects("one");
+
+        try (ImagePod.Container container = pod.start(dir.resolve("first.log"))) {
+          convergesAndServes(pod, container, load);
+          int testUid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+          assertThat(container.hostUid()).as("the engine's user on the host: the pod's when the test runs as root, "
+              + "else the test's own (rootless)").isEqualTo(testUid == 0 ? 65532 : testUid);
+          stopsOnSigterm(pod, container);
+          assertThat(container.output()).as("the engine's log").contains("Started CompositeController",
+              "Started DecoratorController", "Started MapController").doesNotContain("Forbidden")
+              .doesNotContain("\"level\":\"warn\"").doesNotContain("\"level\":\"error\"");
+        }
+        Path archive = pod.emptyDir("tmp").resolve("metareactor.jsa");
+        assertThat(archive).as("the class-data archive the launcher wrote into the emptyDir at /tmp").isRegularFile();
+
+        try (ImagePod.Container restarted = pod.start(dir.resolve("restarted.log"))) {
+          await().atMost(TIMEOUT).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+              .until(() -> status(pod.probePort(), "/readyz"), code -> code == 200);
+          assertThat(restarted.mappedFiles()).as("the restarted engine maps the archive")
+              .contains("/tmp/metareactor.jsa");
+          stopsOnSigterm(pod, restarted);
+          assertThat(restarted.output()).doesNotContain("\"level\":\"warn\"").doesNotContain("\"level\":\"error\"");
+        }
+      }
+    } finally {
+      uninstallAllButCrds(cluster);
+    }
+  }
+
+  /**
+   * Upstream Metacontroller's production manifests ({@code ../shared/upstream/v4.17.2/manifests/production}, as
+   * data), with only the image replaced: their pod runs {@code /usr/bin/metacontroller} with upstream's arguments, as
+   * the image's user (upstream sets none), with a writable root and no volume.
+   */
+  @Test
+  void upstreamsManifestsWithOnlyTheImageReplacedRunTheEngine(LocalCluster cluster, @TempDir Path dir)
+      throws Exception {
+    Path upstream = Install.upstream(cluster);
+    Assumptions.assumeTrue(upstream != null, "../shared/upstream/ (upstream Metacontroller's install files) is "
+        + "absent on this machine: skipped");
+    ContainerImage image = ContainerImage.unpacked(cluster.controlPlane().repoRoot());
+    Path overlay = Files.createDirectories(dir.resolve("upstream-with-our-image"));
+    Files.writeString(overlay.resolve("kustomization.yaml"), """
+        resources:
+        - %s
+        images:
+        - name: ghcr.io/metacontroller/metacontroller
+          newName: metareactor
+          newTag: "%s"
+        """.formatted(overlay.relativize(upstream.resolve(Install.UPSTREAM_RELEASE + "/manifests/production")),
+        image.config().path("Labels").path("org.opencontainers.image.version").asString()));
+    try (FaultLoad load = new FaultLoad(cluster, LOAD)) {
+      kubectl(cluster, "apply", "-k", overlay.toString());
+      try (ImagePod pod = ImagePod.ofStatefulSet(cluster, image, NAMESPACE, "metacontroller")) {
+        assertThat(pod.container().path("command").get(0).asString()).isEqualTo("/usr/bin/metacontroller");
+        assertThat(pod.container().path("image").asString()).startsWith("metareactor:");
+        load.createControllers();
+        load.createObjects("one");
+        try (ImagePod.Container container = pod.start(dir.resolve("engine.log"))) {
+          convergesAndServes(pod, container, load);
+          stopsOnSigterm(pod, container);
+        }
+      }
+    } finally {
+      uninstallAllButCrds(cluster);
+      EngineUnderTest.reinstallCrds(cluster);
+    }
+  }
+
+  /** Ready, the load converged, probes and metrics answered on the pod's ports. */
+  private void convergesAndServes(ImagePod pod, ImagePod.Container container, FaultLoad load) throws Exception {
+    Invariants invariants = new Invariants(load);
+    await().atMost(TIMEOUT).pollInterval(Duration.ofSeconds(1)).failFast("the container ended", () ->
+        !container.isAlive()).until(() -> invariants.violations(pod.metricsPort(), pod.probePort()), List::isEmpty);
+    assertThat(status(pod.probePort(), "/healthz")).isEqualTo(200);
+    HttpResponse<String> metrics = get(pod.metricsPort(), "/metrics");
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    assertThat(metrics.body()).contains("metareactor_api_requests_total", "jvm_memory_used_bytes");
+  }
+
+  /** SIGTERM to PID 1, as the kubelet stops a pod: exit 0 within the pod's grace period. */
+  private static void stopsOnSigterm(ImagePod pod, ImagePod.Container container) throws InterruptedException {
+    container.terminate();
+    assertThat(container.awaitExit(pod.terminationGracePeriodSeconds()))
+        .as("exit code within the grace period; the log:%n%s", container.output()).isZero();
+  }
+
+  private int status(int port, String path) throws Exception {
+    return get(port, path).statusCode();
+  }
+
+  private HttpResponse<String> get(int port, String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+  }
+}
