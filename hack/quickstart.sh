@@ -7,7 +7,7 @@
 #   2. starts the local control plane, or reuses the running one
 #      (hack/local-cluster.sh up; the first run builds Kubernetes from Go
 #      modules, which takes minutes);
-#   3. installs the Metacontroller CRDs (manifests/production/crds.yaml);
+#   3. installs the Metacontroller CRDs (manifests/production/metacontroller-crds-v1.yaml);
 #   4. starts the example's sync hook in the background on a free port;
 #   5. applies the example's CRD, its controller (pointed at that port) and
 #      examples/hello-world/hello.yaml;
@@ -114,7 +114,7 @@ start_hook() { # PORT
   eval "$cluster_env"
   export KUBECONFIG
 
-  "$KUBECTL" apply -f manifests/production/crds.yaml >/dev/null
+  "$KUBECTL" apply -f manifests/production/metacontroller-crds-v1.yaml >/dev/null
   "$KUBECTL" wait --for=condition=Established --timeout=60s crd/compositecontrollers.metacontroller.k8s.io >/dev/null
 
   hook_port=$(pick_port)

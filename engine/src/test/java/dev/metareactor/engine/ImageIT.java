@@ -1,12 +1,10 @@
 package dev.metareactor.engine;
 
-import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
 import static dev.metareactor.engine.it.Install.NAMESPACE;
 import static dev.metareactor.engine.it.Install.kubectl;
 import static dev.metareactor.engine.it.Install.kustomization;
 import static dev.metareactor.engine.it.Install.uninstallAllButCrds;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.faults.FaultLoad;
 import dev.metareactor.engine.faults.Invariants;
@@ -16,6 +14,7 @@ import dev.metareactor.engine.it.ImagePod;
 import dev.metareactor.engine.it.Install;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -23,7 +22,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -106,8 +104,7 @@ class ImageIT {
         assertThat(archive).as("the class-data archive the launcher wrote into the emptyDir at /tmp").isRegularFile();
 
         try (ImagePod.Container restarted = pod.start(dir.resolve("restarted.log"))) {
-          await().atMost(TIMEOUT).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
-              .until(() -> status(pod.probePort(), "/readyz"), code -> code == 200);
+          restarted.await("/readyz 200", () -> status(pod.probePort(), "/readyz"), code -> code == 200);
           assertThat(restarted.mappedFiles()).as("the restarted engine maps the archive")
               .contains("/tmp/metareactor.jsa");
           stopsOnSigterm(pod, restarted);
@@ -159,11 +156,38 @@ class ImageIT {
     }
   }
 
+  /**
+   * manifests/debug, the equivalent of upstream's debug overlay (which runs Metacontroller under Delve on port 40000):
+   * the same image with the JVM's debugger on port 40000 answering a debugger's handshake, and no probes; the engine
+   * still becomes ready and stops on SIGTERM.
+   */
+  @Test
+  void theDebugPodServesTheJvmDebuggerOnUpstreamsDelvePort(LocalCluster cluster, @TempDir Path dir) throws Exception {
+    ContainerImage image = ContainerImage.unpacked(cluster.controlPlane().repoRoot());
+    try {
+      kubectl(cluster, "apply", "-k", kustomization(cluster, "debug").toString());
+      try (ImagePod pod = ImagePod.ofStatefulSet(cluster, image, NAMESPACE, "metacontroller");
+          ImagePod.Container container = pod.start(dir.resolve("engine.log"))) {
+        assertThat(pod.container().has("readinessProbe")).isFalse();
+        container.await("/readyz 200", () -> status(pod.probePort(), "/readyz"), code -> code == 200);
+        try (Socket debugger = new Socket("127.0.0.1", 40000)) {
+          byte[] handshake = "JDWP-Handshake".getBytes(StandardCharsets.US_ASCII);
+          debugger.getOutputStream().write(handshake);
+          assertThat(debugger.getInputStream().readNBytes(handshake.length)).as("the JVM debugger's handshake")
+              .isEqualTo(handshake);
+        }
+        stopsOnSigterm(pod, container);
+      }
+    } finally {
+      uninstallAllButCrds(cluster);
+    }
+  }
+
   /** Ready, the load converged, probes and metrics answered on the pod's ports. */
   private void convergesAndServes(ImagePod pod, ImagePod.Container container, FaultLoad load) throws Exception {
     Invariants invariants = new Invariants(load);
-    await().atMost(TIMEOUT).pollInterval(Duration.ofSeconds(1)).failFast("the container ended", () ->
-        !container.isAlive()).until(() -> invariants.violations(pod.metricsPort(), pod.probePort()), List::isEmpty);
+    container.await("the load converged", () -> invariants.violations(pod.metricsPort(), pod.probePort()),
+        List::isEmpty);
     assertThat(status(pod.probePort(), "/healthz")).isEqualTo(200);
     HttpResponse<String> metrics = get(pod.metricsPort(), "/metrics");
     assertThat(metrics.statusCode()).isEqualTo(200);
@@ -172,9 +196,7 @@ class ImageIT {
 
   /** SIGTERM to PID 1, as the kubelet stops a pod: exit 0 within the pod's grace period. */
   private static void stopsOnSigterm(ImagePod pod, ImagePod.Container container) throws InterruptedException {
-    container.terminate();
-    assertThat(container.awaitExit(pod.terminationGracePeriodSeconds()))
-        .as("exit code within the grace period; the log:%n%s", container.output()).isZero();
+    assertThat(pod.stop(container)).as("exit code within the grace period; the log:%n%s", container.output()).isZero();
   }
 
   private int status(int port, String path) throws Exception {

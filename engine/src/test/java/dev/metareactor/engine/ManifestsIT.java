@@ -47,7 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
 @LocalKubernetes
 class ManifestsIT {
 
-  private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "dev-ssa", "ha", "sharded");
+  private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "dev-ssa", "debug", "ha", "sharded");
   /** Parents of the fault suite's load the installed engine must converge. */
   private static final int LOAD = 20;
 

@@ -164,7 +164,8 @@ final class Cluster implements AutoCloseable {
 
   /** Installs Metacontroller's CRDs (from the repository) and the bench CRD, and waits until they are served. */
   void installCrds(Path repository) throws IOException {
-    try (InputStream crds = Files.newInputStream(repository.resolve("manifests/production/crds.yaml"));
+    Path crdsFile = repository.resolve("manifests/production/metacontroller-crds-v1.yaml");
+    try (InputStream crds = Files.newInputStream(crdsFile);
         InputStream bench = LoadHarness.class.getResourceAsStream("/loadparents-crd.yaml")) {
       for (InputStream in : List.of(crds, bench)) {
         for (HasMetadata object : client.load(in).items()) {

@@ -111,7 +111,7 @@ public final class EngineUnderTest implements AutoCloseable {
   }
 
   private static void applyCrds(LocalCluster cluster) {
-    Path crds = cluster.controlPlane().repoRoot().resolve("manifests/production/crds.yaml");
+    Path crds = cluster.controlPlane().repoRoot().resolve("manifests/production/metacontroller-crds-v1.yaml");
     // Applied until all are Established: one still being deleted takes the apply and then goes.
     await().atMost(TIMEOUT).ignoreExceptions().until(() -> {
       cluster.kubectl("apply", "-f", crds.toString()).orThrow();

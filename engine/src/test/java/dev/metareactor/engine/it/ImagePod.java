@@ -1,7 +1,6 @@
 package dev.metareactor.engine.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.testing.k8s.LocalCluster;
@@ -22,8 +21,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -103,38 +105,56 @@ public final class ImagePod implements AutoCloseable {
     return container;
   }
 
-  /** The port of the container's readiness probe (a number, or the name of one of its ports). */
+  /**
+   * The port of {@code /healthz} and {@code /readyz}: the container's readiness probe's (a number, or the name of one
+   * of its ports), else its {@code --health-probe-bind-address}, else the engine's default, 8081.
+   */
   public int probePort() {
     JsonNode port = container.path("readinessProbe").path("httpGet").path("port");
-    assertThat(port.isMissingNode()).as("the container's readiness probe").isFalse();
     if (port.isNumber()) {
       return port.asInt();
     }
     for (JsonNode named : container.path("ports")) {
-      if (named.path("name").asString().equals(port.asString())) {
+      if (!port.isMissingNode() && named.path("name").asString().equals(port.asString())) {
         return named.path("containerPort").asInt();
       }
     }
-    throw new AssertionError("no port named " + port + " in " + container.path("ports"));
+    assertThat(port.isMissingNode()).as("the readiness probe's port %s is one of the container's", port).isTrue();
+    return flagPort("health-probe-bind-address", 8081);
   }
 
   /** The port of {@code /metrics}: the container's {@code --metrics-address}, else the engine's default, 9999. */
   public int metricsPort() {
+    return flagPort("metrics-address", 9999);
+  }
+
+  /** The port of the address flag {@code name} among the container's arguments, else {@code otherwise}. */
+  private int flagPort(String name, int otherwise) {
     List<String> args = arguments();
     for (int i = 0; i < args.size(); i++) {
       String flag = args.get(i).replaceFirst("^--?", "");
-      String address = flag.startsWith("metrics-address=") ? flag.substring("metrics-address=".length())
-          : flag.equals("metrics-address") && i + 1 < args.size() ? args.get(i + 1) : null;
+      String address = flag.startsWith(name + "=") ? flag.substring(name.length() + 1)
+          : flag.equals(name) && i + 1 < args.size() ? args.get(i + 1) : null;
       if (address != null) {
         return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
       }
     }
-    return 9999;
+    return otherwise;
   }
 
   /** The container's {@code terminationGracePeriodSeconds} (30 when the pod does not say). */
   public int terminationGracePeriodSeconds() {
     return podSpec.path("terminationGracePeriodSeconds").asInt(30);
+  }
+
+  /**
+   * Stops a container as the kubelet stops a pod: SIGTERM to PID 1, then at most the grace period for it to end.
+   *
+   * @return its exit code, or {@code null} if it still ran when the grace period was over
+   */
+  public Integer stop(Container running) throws InterruptedException {
+    running.terminate();
+    return running.awaitExit(terminationGracePeriodSeconds());
   }
 
   /** The directory of an {@code emptyDir} volume of the pod (on the host). */
@@ -391,8 +411,23 @@ public final class ImagePod implements AutoCloseable {
 
     /** The host's PID of the container's PID 1 (the entry point, which the launcher replaced by the JVM). */
     public long pid() {
-      return await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.toHandle().children().findFirst(),
+      return Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.toHandle().children().findFirst(),
           child -> child.isPresent()).orElseThrow().pid();
+    }
+
+    /**
+     * Waits up to {@link EngineUnderTest#TIMEOUT} until {@code condition} holds of what {@code supplier} gives (polled
+     * every second, exceptions counting as not yet) while the container runs; a failure says {@code what} was awaited
+     * and carries the container's output.
+     */
+    public <T> T await(String what, Callable<T> supplier, Predicate<? super T> condition) {
+      try {
+        return Awaitility.await(what).atMost(EngineUnderTest.TIMEOUT).pollInterval(Duration.ofSeconds(1))
+            .ignoreExceptions().failFast("the container ended", () -> !sandbox.isAlive())
+            .until(supplier, condition::test);
+      } catch (RuntimeException e) {
+        throw new AssertionError(e.getMessage() + "; the container's output:\n" + output(), e);
+      }
     }
 
     /** Sends SIGTERM to PID 1, as the kubelet stops a container. */
