@@ -14,8 +14,6 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -36,8 +34,6 @@ import picocli.CommandLine.Option;
         + "MapController objects, a drop-in replacement for Metacontroller.",
     versionProvider = EngineCommand.Version.class)
 public final class EngineCommand implements Callable<Integer> {
-
-  private static final Logger LOG = LoggerFactory.getLogger(EngineCommand.class);
 
   /** Exit code for a bad command line, as picocli and Go's flag package use. */
   public static final int USAGE_ERROR = 2;
@@ -92,9 +88,11 @@ public final class EngineCommand implements Callable<Integer> {
   int eventsBurst;
 
   @Option(names = {"--pprof-address", "-pprof-address"}, paramLabel = "ADDR", defaultValue = "0",
-      description = "Accepted for compatibility; Go's pprof does not exist on the JVM, so any value but 0 only "
-          + "logs a warning (use JFR instead).")
-  String pprofAddress;
+      converter = AddressConverter.class,
+      description = "Where Metacontroller serves Go's pprof, the JVM's equivalent: JDK Flight Recorder recordings "
+          + "(/debug/jfr?seconds=N) and thread dumps (/debug/threads) on request; 0 disables it "
+          + "(default: ${DEFAULT-VALUE}).")
+  ListenAddress pprofAddress;
 
   @Option(names = {"--leader-election", "-leader-election"}, arity = "0..1", fallbackValue = "true",
       defaultValue = "false", description = "Run only while holding the leader lease (default: ${DEFAULT-VALUE}).")
@@ -198,12 +196,7 @@ public final class EngineCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    EngineOptions options = toOptions();
-    if (!pprofAddress.isBlank() && !pprofAddress.strip().equals("0")) {
-      LOG.warn("--pprof-address={} is ignored: Go's pprof does not exist on the JVM; use JDK Flight Recorder "
-          + "(jcmd <pid> JFR.start) instead", pprofAddress);
-    }
-    return runner.apply(options);
+    return runner.apply(toOptions());
   }
 
   /**
@@ -233,6 +226,7 @@ public final class EngineCommand implements Callable<Integer> {
         .cacheFlushInterval(cacheFlushInterval)
         .metricsAddress(metricsAddress)
         .healthProbeAddress(healthProbeAddress)
+        .profilingAddress(pprofAddress)
         .apiRate(new RateLimit(clientQps, clientBurst))
         .workers(workers)
         .eventRate(new RateLimit(eventsQps, eventsBurst))

@@ -16,6 +16,8 @@ import org.jspecify.annotations.Nullable;
  * @param metricsAddress where {@code /metrics} is served ({@code --metrics-address})
  * @param healthProbeAddress where {@code /healthz} and {@code /readyz} are served
  *     ({@code --health-probe-bind-address})
+ * @param profilingAddress where JDK Flight Recorder recordings and thread dumps are served on request
+ *     ({@code --pprof-address}, where Metacontroller serves Go's pprof); disabled by default
  * @param apiRate client-side limit on API requests ({@code --client-go-qps}, {@code --client-go-burst})
  * @param workers concurrent syncs per hosted controller ({@code --workers})
  * @param eventRate Kubernetes Events per object ({@code --events-qps}, {@code --events-burst})
@@ -38,6 +40,7 @@ public record EngineOptions(
     Duration cacheFlushInterval,
     ListenAddress metricsAddress,
     ListenAddress healthProbeAddress,
+    ListenAddress profilingAddress,
     RateLimit apiRate,
     int workers,
     RateLimit eventRate,
@@ -58,6 +61,7 @@ public record EngineOptions(
     requirePositive(cacheFlushInterval, "--cache-flush-interval");
     Objects.requireNonNull(metricsAddress, "metricsAddress");
     Objects.requireNonNull(healthProbeAddress, "healthProbeAddress");
+    Objects.requireNonNull(profilingAddress, "profilingAddress");
     Objects.requireNonNull(apiRate, "apiRate");
     if (workers < 1) {
       throw new IllegalArgumentException("--workers must be at least 1, got " + workers);
@@ -102,6 +106,7 @@ public record EngineOptions(
     builder.cacheFlushInterval = cacheFlushInterval;
     builder.metricsAddress = metricsAddress;
     builder.healthProbeAddress = healthProbeAddress;
+    builder.profilingAddress = profilingAddress;
     builder.apiRate = apiRate;
     builder.workers = workers;
     builder.eventRate = eventRate;
@@ -128,6 +133,8 @@ public record EngineOptions(
     private @Nullable Duration cacheFlushInterval;
     private @Nullable ListenAddress metricsAddress;
     private @Nullable ListenAddress healthProbeAddress;
+    /** Off unless asked for, as {@code --pprof-address}'s default {@code 0}. */
+    private ListenAddress profilingAddress = ListenAddress.disabled();
     private @Nullable RateLimit apiRate;
     private int workers;
     private @Nullable RateLimit eventRate;
@@ -166,6 +173,11 @@ public record EngineOptions(
 
     public Builder healthProbeAddress(ListenAddress healthProbeAddress) {
       this.healthProbeAddress = healthProbeAddress;
+      return this;
+    }
+
+    public Builder profilingAddress(ListenAddress profilingAddress) {
+      this.profilingAddress = profilingAddress;
       return this;
     }
 
@@ -238,9 +250,8 @@ public record EngineOptions(
     @SuppressWarnings("NullAway") // an unset option is null here: the constructor rejects it by name
     public EngineOptions build() {
       return new EngineOptions(kubeconfig, discoveryInterval, cacheFlushInterval, metricsAddress, healthProbeAddress,
-          apiRate, workers, eventRate, leaderElection, sharding, targetLabelSelector, applyStrategy, ssaFieldManager,
-          logging,
-          retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout);
+          profilingAddress, apiRate, workers, eventRate, leaderElection, sharding, targetLabelSelector, applyStrategy,
+          ssaFieldManager, logging, retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout);
     }
   }
 

@@ -161,6 +161,9 @@ public final class Engine implements AutoCloseable {
     this.management = ManagementServer.start(new ManagementServer.Options(
         socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady);
     resources.push(() -> management.shutdown(MANAGEMENT_GRACE));
+    if (options.profilingAddress().enabled()) {
+      resources.push(ProfilingServer.start(socketAddress(options.profilingAddress()).orElseThrow()));
+    }
 
     followDiscoveryChanges(informers);
     if (assigner != null) {

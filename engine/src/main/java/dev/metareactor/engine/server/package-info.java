@@ -1,6 +1,8 @@
 /**
  * The engine's assembly and process-level concerns: {@link dev.metareactor.engine.server.Engine} (the client,
- * discovery, informers, hosts, readiness, graceful shutdown), leader election, logging as Metacontroller's zap logs.
+ * discovery, informers, hosts, readiness, graceful shutdown), leader election, logging as Metacontroller's zap logs,
+ * and the JVM's profiles on request where Metacontroller serves Go's pprof
+ * ({@link dev.metareactor.engine.server.ProfilingServer}, {@code --pprof-address}).
  *
  * <h2>Thread map</h2>
  *

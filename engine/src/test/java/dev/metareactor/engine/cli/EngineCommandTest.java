@@ -36,6 +36,7 @@ class EngineCommandTest {
     assertThat(options.cacheFlushInterval()).isEqualTo(Duration.ofMinutes(30));
     assertThat(options.metricsAddress()).isEqualTo(new ListenAddress("", 9999, true));
     assertThat(options.healthProbeAddress()).isEqualTo(new ListenAddress("", 8081, true));
+    assertThat(options.profilingAddress().enabled()).as("--pprof-address=0, as upstream").isFalse();
     assertThat(options.workers()).isEqualTo(5);
     assertThat(options.eventRate().qps()).isEqualTo(1.0 / 300);
     assertThat(options.eventRate().burst()).isEqualTo(25);
@@ -72,7 +73,7 @@ class EngineCommandTest {
     assertThat(run("--zap-log-level=4", "--discovery-interval=20s", "-workers=16", "--leader-election",
         "--apply-strategy", "server-side-apply", "--metrics-address=127.0.0.1:0", "--health-probe-bind-address=0",
         "--events-qps=0.5", "--client-go-qps=5", "--client-go-burst=10", "--target-label-selector=foo=bar",
-        "--zap-devel=false", "--cache-flush-interval=1h30m")).isZero();
+        "--zap-devel=false", "--cache-flush-interval=1h30m", "--pprof-address=127.0.0.1:6060")).isZero();
     EngineOptions options = parsed.get();
     assertThat(options.logging().level()).isEqualTo("DEBUG");
     assertThat(options.discoveryInterval()).isEqualTo(Duration.ofSeconds(20));
@@ -85,6 +86,7 @@ class EngineCommandTest {
     assertThat(options.apiRate()).extracting("qps", "burst").containsExactly(5.0, 10);
     assertThat(options.targetLabelSelector()).isEqualTo("foo=bar");
     assertThat(options.cacheFlushInterval()).isEqualTo(Duration.ofMinutes(90));
+    assertThat(options.profilingAddress()).isEqualTo(new ListenAddress("127.0.0.1", 6060, true));
   }
 
   @Test
@@ -107,7 +109,8 @@ class EngineCommandTest {
   @ParameterizedTest
   @ValueSource(strings = {
       "--workers=0", "--workers=many", "--discovery-interval=10", "--discovery-interval=-5s",
-      "--metrics-address=9999", "--events-qps=0", "--events-qps=1/0", "--apply-strategy=kubectl",
+      "--metrics-address=9999", "--pprof-address=6060", "--events-qps=0", "--events-qps=1/0",
+      "--apply-strategy=kubectl",
       "--zap-log-level=loud", "--zap-encoder=xml", "--zap-time-encoding=sundial",
       "--leader-election-resource-lock=configmaps",
       "--retry-max-delay=1ms", "--no-such-flag", "--client-go-burst=0", "--hook-max-response-size=8MB",
