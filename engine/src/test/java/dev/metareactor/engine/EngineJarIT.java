@@ -12,6 +12,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -55,6 +56,25 @@ class EngineJarIT {
       assertThat(lines).hasSize(1);
       assertThat(lines.get(0)).startsWith("metareactor: ").contains("--workers").endsWith("(see --help)");
     }
+  }
+
+  /**
+   * engine/bin/metareactor with a debugger's agent in {@code JAVA_OPTS} and no class-data archive yet: the JVM
+   * refuses to write an archive with an agent, so the launcher does not ask it to, and the engine starts.
+   */
+  @Test
+  void theLauncherStartsTheEngineWithAnAgentInJavaOpts(LocalCluster cluster, @TempDir Path dir) throws Exception {
+    Path launcher = cluster.controlPlane().repoRoot().resolve("engine/bin/metareactor");
+    ProcessBuilder builder = new ProcessBuilder("bash", launcher.toString(), "--version").redirectErrorStream(true)
+        .redirectOutput(dir.resolve("launcher.log").toFile());
+    builder.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    builder.environment().put("XDG_CACHE_HOME", dir.resolve("cache").toString());
+    builder.environment().put("JAVA_OPTS", "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0");
+    Process process = builder.start();
+
+    assertThat(process.waitFor()).as("exit code; the output:%n%s", Files.readString(dir.resolve("launcher.log")))
+        .isZero();
+    assertThat(Files.readString(dir.resolve("launcher.log"))).contains("Listening for transport dt_socket");
   }
 
   private HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {

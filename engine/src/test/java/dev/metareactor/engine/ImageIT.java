@@ -22,8 +22,11 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
+import java.util.stream.Stream;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -59,7 +62,7 @@ class ImageIT {
     assertThat(image.config().path("ExposedPorts").propertyNames()).containsExactlyInAnyOrder("8081/tcp", "9999/tcp");
     assertThat(image.env()).containsEntry("METAREACTOR_JAR", "/app/metareactor.jar")
         .containsEntry("METAREACTOR_JVM_OPTIONS", "/etc/metareactor/jvm.options")
-        .containsEntry("METAREACTOR_CDS", "/tmp/metareactor.jsa")
+        .containsEntry("METAREACTOR_CDS", "off")
         .containsEntry("JAVA_HOME", "/usr/lib/jvm/java-17");
 
     Path rootfs = image.rootfs();
@@ -74,9 +77,8 @@ class ImageIT {
   }
 
   /**
-   * manifests/production's pod: read-only root, /tmp an emptyDir, uid 65532. The launcher writes its class-data
-   * archive into /tmp when the engine stops, and a restarted container (same emptyDir, as the kubelet keeps it) maps
-   * it; the log has no warning.
+   * manifests/production's pod: read-only root, /tmp an emptyDir, uid 65532. Its log has no warning, and it leaves
+   * nothing behind in /tmp (Netty unpacks its native libraries there and removes them once loaded).
    */
   @Test
   void theProductionPodRunsTheImageConvergesAndStopsOnSigterm(LocalCluster cluster, @TempDir Path dir)
@@ -90,7 +92,7 @@ class ImageIT {
         load.createControllers();
         load.createObjects("one");
 
-        try (ImagePod.Container container = pod.start(dir.resolve("first.log"))) {
+        try (ImagePod.Container container = pod.start(dir.resolve("engine.log"))) {
           convergesAndServes(pod, container, load);
           int testUid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
           assertThat(container.hostUid()).as("the engine's user on the host: the pod's when the test runs as root, "
@@ -100,15 +102,8 @@ class ImageIT {
               "Started DecoratorController", "Started MapController").doesNotContain("Forbidden")
               .doesNotContain("\"level\":\"warn\"").doesNotContain("\"level\":\"error\"");
         }
-        Path archive = pod.emptyDir("tmp").resolve("metareactor.jsa");
-        assertThat(archive).as("the class-data archive the launcher wrote into the emptyDir at /tmp").isRegularFile();
-
-        try (ImagePod.Container restarted = pod.start(dir.resolve("restarted.log"))) {
-          restarted.await("/readyz 200", () -> status(pod.probePort(), "/readyz"), code -> code == 200);
-          assertThat(restarted.mappedFiles()).as("the restarted engine maps the archive")
-              .contains("/tmp/metareactor.jsa");
-          stopsOnSigterm(pod, restarted);
-          assertThat(restarted.output()).doesNotContain("\"level\":\"warn\"").doesNotContain("\"level\":\"error\"");
+        try (Stream<Path> left = Files.list(pod.emptyDir("tmp"))) {
+          assertThat(left).as("what the engine left in the emptyDir at /tmp").isEmpty();
         }
       }
     } finally {
@@ -124,9 +119,7 @@ class ImageIT {
   @Test
   void upstreamsManifestsWithOnlyTheImageReplacedRunTheEngine(LocalCluster cluster, @TempDir Path dir)
       throws Exception {
-    Path upstream = Install.upstream(cluster);
-    Assumptions.assumeTrue(upstream != null, "../shared/upstream/ (upstream Metacontroller's install files) is "
-        + "absent on this machine: skipped");
+    Path upstream = Install.upstreamOrSkip(cluster);
     ContainerImage image = ContainerImage.unpacked(cluster.controlPlane().repoRoot());
     Path overlay = Files.createDirectories(dir.resolve("upstream-with-our-image"));
     Files.writeString(overlay.resolve("kustomization.yaml"), """
@@ -170,13 +163,73 @@ class ImageIT {
           ImagePod.Container container = pod.start(dir.resolve("engine.log"))) {
         assertThat(pod.container().has("readinessProbe")).isFalse();
         container.await("/readyz 200", () -> status(pod.probePort(), "/readyz"), code -> code == 200);
-        try (Socket debugger = new Socket("127.0.0.1", 40000)) {
-          byte[] handshake = "JDWP-Handshake".getBytes(StandardCharsets.US_ASCII);
-          debugger.getOutputStream().write(handshake);
-          assertThat(debugger.getInputStream().readNBytes(handshake.length)).as("the JVM debugger's handshake")
-              .isEqualTo(handshake);
-        }
+        assertTheJvmDebuggerAnswersOn(40000);
         stopsOnSigterm(pod, container);
+      }
+    } finally {
+      uninstallAllButCrds(cluster);
+    }
+  }
+
+  /**
+   * The Helm chart given each of upstream's values files ({@code values.yaml} and {@code ci/*-values.yaml} of
+   * upstream v4.17.2's chart, as data) with only the image replaced: it renders an install that applies, and the pod
+   * it describes runs from the image: ready, {@code /metrics}, exit 0 on SIGTERM, and, with roles that grant it
+   * (upstream's two {@code rbac-*} files grant only their own examples' types), the fault suite's load converged.
+   * Upstream's debug values (Delve on port 40000) give the JVM's debugger on that port; its command-args values
+   * ({@code --pprof-address=:6060}) a JDK Flight Recorder recording there.
+   */
+  @Test
+  void theChartTakesUpstreamsValuesFilesAndEachInstallRuns(LocalCluster cluster, @TempDir Path dir) throws Exception {
+    Path upstream = Install.upstreamOrSkip(cluster);
+    ContainerImage image = ContainerImage.unpacked(cluster.controlPlane().repoRoot());
+    Path upstreamChart = upstream.resolve(Install.UPSTREAM_RELEASE + "/helm/metacontroller");
+    List<Path> valuesFiles = new ArrayList<>();
+    try (Stream<Path> ci = Files.list(upstreamChart.resolve("ci"))) {
+      // The narrowed roles first, before the load's controllers exist: their types are not in those roles.
+      ci.sorted(Comparator.comparing((Path file) -> !file.getFileName().toString().startsWith("rbac-"))
+          .thenComparing(Path::getFileName)).forEach(valuesFiles::add);
+    }
+    valuesFiles.add(upstreamChart.resolve("values.yaml"));
+    String chart = cluster.controlPlane().repoRoot().resolve("manifests/helm/metareactor").toString();
+    String version = image.config().path("Labels").path("org.opencontainers.image.version").asString();
+    try (FaultLoad load = new FaultLoad(cluster, LOAD)) {
+      kubectl(cluster, "create", "namespace", NAMESPACE);
+      boolean loaded = false;
+      for (Path values : valuesFiles) {
+        String name = values.getFileName().toString();
+        String rendered = Install.helm(cluster, "template", "metacontroller", chart, "--namespace", NAMESPACE, "-f",
+            values.toString(), "--set", "image.repository=metareactor", "--set", "image.tag=" + version);
+        Install.kubectlWithInput(cluster, rendered, "apply", "-f", "-");
+        boolean narrowed = name.startsWith("rbac-");
+        if (!narrowed && !loaded) {
+          load.createControllers();
+          load.createObjects("one");
+          loaded = true;
+        }
+        try (ImagePod pod = ImagePod.ofStatefulSet(cluster, image, NAMESPACE, "metacontroller");
+            ImagePod.Container container = pod.start(dir.resolve(name + ".log"))) {
+          if (narrowed) {
+            container.await(name + ": /readyz 200", () -> status(pod.probePort(), "/readyz"), code -> code == 200);
+            assertThat(get(pod.metricsPort(), "/metrics").body()).as(name).contains("jvm_memory_used_bytes");
+          } else {
+            convergesAndServes(pod, container, load);
+          }
+          if (name.equals("debug-values.yaml")) {
+            assertThat(pod.container().has("command")).as("Delve's command, replaced by the JVM's").isFalse();
+            assertTheJvmDebuggerAnswersOn(40000);
+          }
+          if (name.equals("command-args-values.yaml")) {
+            HttpResponse<Path> recording = http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:6060/debug/jfr?seconds=1")).build(),
+                HttpResponse.BodyHandlers.ofFile(dir.resolve("recording.jfr")));
+            assertThat(recording.statusCode()).as("--pprof-address=:6060: a recording").isEqualTo(200);
+            assertThat(RecordingFile.readAllEvents(recording.body())).extracting(event -> event.getEventType()
+                .getName()).as("the engine's recording").contains("jdk.JVMInformation");
+          }
+          assertThat(pod.stop(container)).as("%s: exit code on SIGTERM; the log:%n%s", name, container.output())
+              .isZero();
+        }
       }
     } finally {
       uninstallAllButCrds(cluster);
@@ -192,6 +245,16 @@ class ImageIT {
     HttpResponse<String> metrics = get(pod.metricsPort(), "/metrics");
     assertThat(metrics.statusCode()).isEqualTo(200);
     assertThat(metrics.body()).contains("metareactor_api_requests_total", "jvm_memory_used_bytes");
+  }
+
+  /** A JVM debugger (JDWP) answers its handshake on {@code port}. */
+  private static void assertTheJvmDebuggerAnswersOn(int port) throws Exception {
+    try (Socket debugger = new Socket("127.0.0.1", port)) {
+      byte[] handshake = "JDWP-Handshake".getBytes(StandardCharsets.US_ASCII);
+      debugger.getOutputStream().write(handshake);
+      assertThat(debugger.getInputStream().readNBytes(handshake.length)).as("the JVM debugger's handshake")
+          .isEqualTo(handshake);
+    }
   }
 
   /** SIGTERM to PID 1, as the kubelet stops a pod: exit 0 within the pod's grace period. */

@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -49,9 +48,7 @@ class UpgradeIT {
   @Test
   void upstreamsInstallTakesOursInPlaceWithoutRecreatingOrWritingAnything(LocalCluster cluster, @TempDir Path dir)
       throws Exception {
-    Path upstream = Install.upstream(cluster);
-    Assumptions.assumeTrue(upstream != null, "../shared/upstream/ (upstream Metacontroller's binary and install "
-        + "files) is absent on this machine: skipped");
+    Path upstream = Install.upstreamOrSkip(cluster);
     ContainerImage image = ContainerImage.unpacked(cluster.controlPlane().repoRoot());
     try (FaultLoad load = new FaultLoad(cluster, LOAD)) {
       kubectl(cluster, "apply", "-k", upstream.resolve(Install.UPSTREAM_RELEASE + "/manifests/production").toString());

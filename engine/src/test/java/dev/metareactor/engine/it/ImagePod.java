@@ -468,15 +468,6 @@ public final class ImagePod implements AutoCloseable {
       }
     }
 
-    /** The files PID 1 has mapped, as {@code /proc/<pid>/maps} names them (paths inside the container). */
-    public String mappedFiles() {
-      try {
-        return Files.readString(Path.of("/proc", Long.toString(pid()), "maps"), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-
     /** Kills the container if it still runs (bubblewrap's end takes PID 1 with it). */
     @Override
     public void close() {

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * The engine's install as users make it, in namespace {@value #NAMESPACE} (Metacontroller's): kubectl in that
@@ -33,11 +34,13 @@ public final class Install {
 
   /**
    * {@code ../shared/upstream/} beside the repository (upstream's binary and, in {@code v4.17.2/}, its manifests and
-   * chart), or {@code null} where this machine has none.
+   * chart); the test is skipped, saying why, where this machine has none.
    */
-  public static Path upstream(LocalCluster cluster) {
+  public static Path upstreamOrSkip(LocalCluster cluster) {
     Path upstream = cluster.controlPlane().repoRoot().resolve("../shared/upstream").normalize();
-    return Files.isDirectory(upstream.resolve(UPSTREAM_RELEASE)) ? upstream : null;
+    Assumptions.assumeTrue(Files.isDirectory(upstream.resolve(UPSTREAM_RELEASE)), "../shared/upstream/ (upstream "
+        + "Metacontroller's binary and install files, " + UPSTREAM_RELEASE + ") is absent on this machine: skipped");
+    return upstream;
   }
 
   /** kubectl in the install's namespace (the cluster's kubectl works in the test's own by default). */
