@@ -30,6 +30,7 @@ import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.dataformat.yaml.YAMLMapper;
 
 /**
  * The image users deploy ({@code target/image}, built by the package phase with {@code image/build.sh}), run as the
@@ -209,6 +210,7 @@ class ImageIT {
         }
         try (ImagePod pod = ImagePod.ofStatefulSet(cluster, image, NAMESPACE, "metacontroller");
             ImagePod.Container container = pod.start(dir.resolve(name + ".log"))) {
+          assertThePodIsWhatTheValuesSay(name, YAMLMapper.builder().build().readTree(values.toFile()), pod);
           if (narrowed) {
             container.await(name + ": /readyz 200", () -> status(pod.probePort(), "/readyz"), code -> code == 200);
             assertThat(get(pod.metricsPort(), "/metrics").body()).as(name).contains("jvm_memory_used_bytes");
@@ -245,6 +247,33 @@ class ImageIT {
     HttpResponse<String> metrics = get(pod.metricsPort(), "/metrics");
     assertThat(metrics.statusCode()).isEqualTo(200);
     assertThat(metrics.body()).contains("metareactor_api_requests_total", "jvm_memory_used_bytes");
+  }
+
+  /**
+   * The values upstream's chart puts in the pod, in the pod our chart made of them: the engine's flags (for Delve's
+   * command, those after {@code --}), the command, the security contexts, the ServiceAccount.
+   */
+  private static void assertThePodIsWhatTheValuesSay(String name, JsonNode values, ImagePod pod) {
+    List<String> flags = new ArrayList<>();
+    values.path("commandArgs").forEach(flag -> flags.add(flag.asString()));
+    boolean delve = values.path("command").asString("").endsWith("/dlv");
+    if (delve) {
+      flags.subList(0, flags.indexOf("--") + 1).clear();
+    } else if (!values.path("command").asString("").isEmpty()) {
+      assertThat(pod.container().path("command").path(0).asString("")).as(name).isEqualTo(values.path("command")
+          .asString());
+    }
+    List<String> args = new ArrayList<>();
+    pod.container().path("args").forEach(arg -> args.add(arg.asString()));
+    assertThat(args).as("%s: the container's args", name).containsSubsequence(flags);
+    JsonNode podSpec = pod.spec();
+    values.path("podSecurityContext").properties().forEach(entry -> assertThat(podSpec.path("securityContext")
+        .path(entry.getKey())).as("%s: podSecurityContext.%s", name, entry.getKey()).isEqualTo(entry.getValue()));
+    values.path("securityContext").properties().forEach(entry -> assertThat(pod.container().path("securityContext")
+        .path(entry.getKey())).as("%s: securityContext.%s", name, entry.getKey()).isEqualTo(entry.getValue()));
+    assertThat(podSpec.path("serviceAccountName").asString()).as(name)
+        .isEqualTo(values.path("serviceAccount").path("name").asString("").isEmpty() ? "metacontroller"
+            : values.path("serviceAccount").path("name").asString());
   }
 
   /** A JVM debugger (JDWP) answers its handshake on {@code port}. */

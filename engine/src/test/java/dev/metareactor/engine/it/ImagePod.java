@@ -100,6 +100,11 @@ public final class ImagePod implements AutoCloseable {
     }
   }
 
+  /** The pod's spec, as the StatefulSet's template describes it. */
+  public JsonNode spec() {
+    return podSpec;
+  }
+
   /** The container the pod runs (its first), as the StatefulSet describes it. */
   public JsonNode container() {
     return container;
