@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -68,8 +69,16 @@ final class Informer {
   private static final Duration MAX_BACKOFF_UNREACHABLE = Duration.ofSeconds(4);
   /** A watch lasts 5 to 10 minutes before the server ends it, as client-go asks (spreads the reconnects). */
   private static final int MIN_WATCH_SECONDS = 300;
-  /** No line for this long (bookmarks included) means the connection died without closing: watch again. */
-  private static final Duration WATCH_IDLE = Duration.ofMinutes(11);
+  /**
+   * No line for this long, bookmarks included, means the connection died without closing (a half-open TCP
+   * connection: a node or a load balancer gone): watch again from the last resourceVersion. Every watch asks for
+   * bookmarks ({@code allowWatchBookmarks}), and the API server's watch cache sends one to each watcher about every
+   * minute (and two seconds before the watch's own timeout), so three minutes are three missed bookmarks: a live
+   * connection never stays that quiet. A resource served without the watch cache sends no periodic bookmarks; its
+   * quiet watches are then restarted every three minutes, from their resourceVersion, which costs one request and
+   * no list.
+   */
+  static final Duration WATCH_SILENCE = Duration.ofMinutes(3);
 
   /** Receives events, on the informer's worker; must not block. */
   @FunctionalInterface
@@ -113,6 +122,8 @@ final class Informer {
   private final Content content;
   private final @Nullable String fieldManager;
   private final Scheduler serial;
+  /** Keeps the time of {@link #WATCH_SILENCE}. */
+  private final Scheduler timer;
 
   private final Map<String, KubeObject> store = new ConcurrentHashMap<>();
   private final Map<String, Map<String, Map<String, KubeObject>>> indexes = new ConcurrentHashMap<>();
@@ -136,6 +147,8 @@ final class Informer {
   private volatile long failingSince = FOLLOWING;
   /** Watches the server ended with 410 Gone, each followed by a relist. */
   private final AtomicLong expired = new AtomicLong();
+  /** Watches given up after {@link #WATCH_SILENCE} without a line, each followed by a new watch. */
+  private final AtomicLong silent = new AtomicLong();
 
   private volatile boolean synced;
   private volatile boolean stopped;
@@ -151,10 +164,11 @@ final class Informer {
    * @param fieldManager the field manager whose server-side apply field sets the cached objects keep, or
    *     {@code null} for none ({@link KubeObject#appliedFields})
    * @param scheduler where the informer's worker comes from
+   * @param timer where a watch's silence is timed ({@link #WATCH_SILENCE})
    */
   Informer(KubeApi api, ApiResource resource, String namespace, @Nullable String name, String labelSelector,
       Duration resync, Map<String, IndexFunction> indexes, Content content, @Nullable String fieldManager,
-      Scheduler scheduler) {
+      Scheduler scheduler, Scheduler timer) {
     this.api = Objects.requireNonNull(api, "api");
     this.resource = Objects.requireNonNull(resource, "resource");
     this.collectionPath = ApiWriter.path(resource, resource.namespaced() ? namespace : "", null);
@@ -170,6 +184,7 @@ final class Informer {
     this.content = Objects.requireNonNull(content, "content");
     this.fieldManager = fieldManager;
     this.serial = Schedulers.single(scheduler);
+    this.timer = Objects.requireNonNull(timer, "timer");
   }
 
   /** Starts listing and watching in the background. */
@@ -223,6 +238,11 @@ final class Informer {
     return expired.get();
   }
 
+  /** How many watches were given up for a silence of {@link #WATCH_SILENCE} (and watched again). */
+  long silent() {
+    return silent.get();
+  }
+
   @Nullable KubeObject get(String namespace, String name) {
     return store.get(key(resource.namespaced() ? namespace : "", name));
   }
@@ -260,10 +280,19 @@ final class Informer {
   private Mono<Void> cycle() {
     Mono<Void> list = needList ? listAll() : Mono.empty();
     return list.thenMany(Flux.defer(() -> api.watch(watchPath(), content.watchAccept, this::following))
-            .timeout(WATCH_IDLE))
+            .timeout(WATCH_SILENCE, timer))
         .publishOn(serial, 256)
         .doOnNext(this::onLine)
-        .then();
+        .then()
+        .onErrorResume(TimeoutException.class, this::silenced);
+  }
+
+  /** A watch that said nothing for {@link #WATCH_SILENCE}: given up, and the next cycle watches again at once. */
+  private Mono<Void> silenced(TimeoutException silence) {
+    silent.incrementAndGet();
+    LOG.info("informer of {}: no event or bookmark for {}; watching again from resourceVersion {}", description,
+        WATCH_SILENCE, resourceVersion);
+    return Mono.empty();
   }
 
   private String watchPath() {

@@ -156,7 +156,7 @@ public final class SharedInformers implements Informers, AutoCloseable {
     Informer informer = new Informer(api, target.resource(), target.namespace(), target.name(),
         target.labelSelector(), resync,
         indexed ? InformerIndexes.all() : Map.of(), target.content(),
-        target.content() == Informer.Content.OBJECTS ? fieldManager : null, scheduler);
+        target.content() == Informer.Content.OBJECTS ? fieldManager : null, scheduler, scheduler);
     informer.start();
     LOG.debug("started informer for {}", target);
     List<Meter> measured = target.name() != null ? List.of() : measure(target, informer);
@@ -170,7 +170,10 @@ public final class SharedInformers implements Informers, AutoCloseable {
         Gauge.builder("metareactor.informer.objects", informer, Informer::size).tags(tags)
             .description("Objects in the informer's cache").register(meters),
         FunctionCounter.builder("metareactor.informer.expired.watches", informer, Informer::expired).tags(tags)
-            .description("Watches the API server ended with 410 Gone, each followed by a relist").register(meters));
+            .description("Watches the API server ended with 410 Gone, each followed by a relist").register(meters),
+        FunctionCounter.builder("metareactor.informer.silent.watches", informer, Informer::silent).tags(tags)
+            .description("Watches given up after 3 minutes without an event or bookmark, each watched again")
+            .register(meters));
   }
 
   private synchronized void release(Shared shared) {

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
+import reactor.test.scheduler.VirtualTimeScheduler;
 
 /** The informer's list-and-watch protocol against a scripted API server. */
 class InformerTest {
@@ -27,6 +28,8 @@ class InformerTest {
   private KubeApi api;
   private Informer informer;
   private final List<String> events = new CopyOnWriteArrayList<>();
+  /** Keeps the time of a watch's silence: the tests move it, nothing else does. */
+  private final VirtualTimeScheduler silenceClock = VirtualTimeScheduler.create();
 
   @BeforeEach
   void start() {
@@ -39,13 +42,14 @@ class InformerTest {
     if (informer != null) {
       informer.stop();
     }
+    silenceClock.dispose();
     api.close();
     server.close();
   }
 
   private Informer informer() {
     informer = new Informer(api, CONFIG_MAPS, "", null, "", Duration.ZERO, InformerIndexes.all(),
-        Informer.Content.OBJECTS, null, Schedulers.parallel());
+        Informer.Content.OBJECTS, null, Schedulers.parallel(), silenceClock);
     informer.addHandler(event -> events.add(event.type() + " " + event.object().name() + "@"
         + event.object().resourceVersion()));
     return informer;
@@ -169,5 +173,37 @@ class InformerTest {
     assertThat(late.subList(0, 2)).containsExactlyInAnyOrder("ADDED a", "ADDED b");
     assertThat(late.get(2)).isEqualTo("UPDATED a");
     assertThat(informer.get("ns", "a").labels()).isEqualTo(Map.of("k", "v"));
+  }
+
+  /**
+   * A connection that goes quiet without closing (half-open) is given up after three minutes without a line, and
+   * watched again from the last resourceVersion without a list; a line resets the silence.
+   */
+  @Test
+  void aWatchSilentForThreeMinutesIsWatchedAgainFromItsResourceVersion() {
+    Sinks.Many<String> quiet = Sinks.many().unicast().onBackpressureBuffer();
+    server.page("", list("10", "", item("a", "1", "")));
+    server.watch(FakeApiServer.Watch.open(quiet));
+    informer().start();
+    await().atMost(WAIT).until(() -> informer.hasSynced() && watchVersions().size() == 1);
+
+    // Three minutes: three bookmarks missed (Informer.WATCH_SILENCE says why).
+    Duration justShort = Duration.ofMinutes(3).minusSeconds(1);
+    silenceClock.advanceTimeBy(justShort);
+    // Still the same watch: a line it sends now arrives (a watch given up would have dropped it).
+    quiet.tryEmitNext(event("ADDED", item("b", "11", "")));
+    await().atMost(WAIT).until(() -> events.contains("ADDED b@11"));
+    silenceClock.advanceTimeBy(justShort);
+    quiet.tryEmitNext("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":"
+        + "{\"resourceVersion\":\"15\"}}}");
+    quiet.tryEmitNext(event("ADDED", item("c", "16", "")));
+    await().atMost(WAIT).until(() -> events.contains("ADDED c@16"));
+    assertThat(informer.silent()).isZero();
+
+    silenceClock.advanceTimeBy(Duration.ofMinutes(3));
+    await().atMost(WAIT).until(() -> watchVersions().size() == 2);
+    assertThat(watchVersions()).containsExactly("10", "16");
+    assertThat(lists()).isEqualTo(1);
+    assertThat(informer.silent()).isEqualTo(1);
   }
 }
