@@ -28,7 +28,8 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>aggregated: the same type, reason and message on the same object again within ten minutes increments
  *       {@code count} on the existing Event instead of creating another;</li>
  *   <li>asynchronous: {@link #record} returns at once; writes go through the engine's rate-limited {@link
- *   ObjectApi}.</li>
+ *   ObjectApi}, whose bucket for Events is not the one of its other writes (a storm of Events never delays a
+ *   child's write).</li>
  * </ul>
  * Events about cluster-scoped objects go to the {@code default} namespace, as Metacontroller's do.
  */

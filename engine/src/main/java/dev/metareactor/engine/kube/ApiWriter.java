@@ -21,7 +21,8 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The one place every Kubernetes API call of a sync goes through (informers aside): a client-side rate limit
- * ({@code --client-go-qps}, {@code --client-go-burst}) applied with a timer, never by parking a thread; the request
+ * ({@code --client-go-qps}, {@code --client-go-burst}) applied with a timer, never by parking a thread, with a
+ * bucket of its own for Events (see {@link #isEvent}); the request
  * itself non-blocking on {@link KubeApi}; and a count of every request in
  * {@code metareactor_api_requests_total{verb,resource,code}}, so tests and operators can see exactly what the engine
  * did.
@@ -45,6 +46,12 @@ public final class ApiWriter implements ObjectApi {
 
   private final KubeApi api;
   private final TokenBucket rate;
+  /**
+   * The same limit again for Events alone: a storm of them (every parent failing at once, each with its burst of
+   * {@code --events-burst}) must not queue the writes of children and status behind it. Upstream's Events go through
+   * a client of their own, with a rate limiter of its own, too.
+   */
+  private final TokenBucket eventRate;
   private final MeterRegistry registry;
   private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
 
@@ -53,6 +60,7 @@ public final class ApiWriter implements ObjectApi {
   public ApiWriter(KubeApi api, RateLimit rate, MeterRegistry registry) {
     this.api = Objects.requireNonNull(api, "api");
     this.rate = new TokenBucket(rate);
+    this.eventRate = new TokenBucket(rate);
     this.registry = Objects.requireNonNull(registry, "registry");
   }
 
@@ -186,9 +194,16 @@ public final class ApiWriter implements ObjectApi {
     return count(verb, resource, api.send(method, path, contentType, body)).map(Written::new);
   }
 
+  /** Whether {@code resource} is Events (core {@code v1} or {@code events.k8s.io}): they have a bucket of their own. */
+  static boolean isEvent(ApiResource resource) {
+    return resource.resource().equals("events")
+        && (resource.group().isEmpty() || resource.group().equals("events.k8s.io"));
+  }
+
   private <T> Mono<T> count(String verb, ApiResource resource, Mono<T> request) {
+    TokenBucket bucket = isEvent(resource) ? eventRate : rate;
     return Mono.defer(() -> {
-      Duration wait = rate.reserve();
+      Duration wait = bucket.reserve();
       Mono<T> counted = request
           .doOnSuccess(result -> counter(verb, resource, "2xx").increment())
           .doOnError(error -> counter(verb, resource, codeOf(error)).increment());

@@ -12,8 +12,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -22,6 +25,7 @@ import tools.jackson.databind.node.ObjectNode;
 class ApiWriterTest {
 
   private static final ApiResource CONFIG_MAPS = new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
+  private static final ApiResource EVENTS = new ApiResource("", "v1", "events", "Event", true, Set.of());
 
   /**
    * A stand-in API server answering every PATCH from {@code answers} in turn (code, and Retry-After when not
@@ -46,12 +50,7 @@ class ApiWriterTest {
             return response.status(200).sendString(Mono.just("{\"kind\":\"ConfigMap\"}"));
           }))
           .bindNow();
-      Path kubeconfig = Files.createTempFile("api-writer", ".kubeconfig");
-      kubeconfig.toFile().deleteOnExit();
-      Files.writeString(kubeconfig, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-          + "clusters:\n- name: fake\n  cluster: {server: 'http://127.0.0.1:" + server.port() + "'}\n"
-          + "users:\n- name: fake\n  user: {}\ncontexts:\n- name: fake\n  context: {cluster: fake, user: fake}\n");
-      api = new KubeApi(KubeConfig.load(kubeconfig.toString()), 2);
+      api = apiOf(server);
     }
 
     Mono<ObjectApi.Written> patch(MeterRegistry meters) {
@@ -64,6 +63,65 @@ class ApiWriterTest {
       api.close();
       server.disposeNow();
     }
+  }
+
+  /** A connection to {@code server}, through a kubeconfig as the engine gets one. */
+  private static KubeApi apiOf(DisposableServer server) throws Exception {
+    Path kubeconfig = Files.createTempFile("api-writer", ".kubeconfig");
+    kubeconfig.toFile().deleteOnExit();
+    Files.writeString(kubeconfig, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+        + "clusters:\n- name: fake\n  cluster: {server: 'http://127.0.0.1:" + server.port() + "'}\n"
+        + "users:\n- name: fake\n  user: {}\ncontexts:\n- name: fake\n  context: {cluster: fake, user: fake}\n");
+    return new KubeApi(KubeConfig.load(kubeconfig.toString()), 2);
+  }
+
+  /**
+   * A thousand Events at once (a storm: every parent failing) through a writer limited to one request a second:
+   * a child's create still goes out at once, because Events take their tokens from a bucket of their own. With one
+   * bucket it would wait behind all of them, some seventeen minutes.
+   */
+  @Test
+  void aStormOfEventsDoesNotDelayTheWritesOfChildren() throws Exception {
+    List<String> posted = new CopyOnWriteArrayList<>();
+    DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
+        .route(routes -> routes.route(request -> request.method().name().equals("POST"), (request, response) -> {
+          posted.add(request.uri());
+          return response.status(201).sendString(Mono.just("{\"kind\":\"Status\"}"));
+        }))
+        .bindNow();
+    KubeApi api = apiOf(server);
+    Disposable.Composite storm = Disposables.composite();
+    try {
+      ApiWriter writer = new ApiWriter(api, new RateLimit(1, 1), new SimpleMeterRegistry());
+      for (int i = 0; i < 1000; i++) {
+        storm.add(writer.create(EVENTS, object("Event", "e" + i)).subscribe(written -> { }, error -> { }));
+      }
+      writer.create(CONFIG_MAPS, object("ConfigMap", "child")).block(Duration.ofSeconds(30));
+
+      assertThat(posted).contains("/api/v1/namespaces/ns/configmaps");
+      assertThat(posted.stream().filter(uri -> uri.endsWith("/events")).count())
+          .as("Events sent before the child's create").isLessThan(1000);
+    } finally {
+      storm.dispose();
+      api.close();
+      server.disposeNow();
+    }
+  }
+
+  @Test
+  void eventsOfBothGroupsAndNothingElseTakeTheEventBucket() {
+    assertThat(ApiWriter.isEvent(EVENTS)).isTrue();
+    assertThat(ApiWriter.isEvent(new ApiResource("events.k8s.io", "v1", "events", "Event", true, Set.of())))
+        .isTrue();
+    assertThat(ApiWriter.isEvent(CONFIG_MAPS)).isFalse();
+    assertThat(ApiWriter.isEvent(new ApiResource("example.com", "v1", "events", "Event", true, Set.of())))
+        .as("a custom resource that happens to be called events").isFalse();
+  }
+
+  private static ObjectNode object(String kind, String name) {
+    ObjectNode object = KubeJson.nodes().objectNode().put("apiVersion", "v1").put("kind", kind);
+    object.putObject("metadata").put("name", name).put("namespace", "ns");
+    return object;
   }
 
   @Test
