@@ -176,8 +176,9 @@ final class Informer {
         StandardCharsets.UTF_8))
         + (labelSelector.isEmpty() ? ""
             : "&labelSelector=" + URLEncoder.encode(labelSelector, StandardCharsets.UTF_8));
-    this.description = (name == null ? resource.toString() : resource + " " + (namespace.isEmpty() ? "" : namespace
-        + "/") + name) + (labelSelector.isEmpty() ? "" : " (" + labelSelector + ")");
+    this.description = (name != null ? resource + " " + KubeObject.namespacedName(namespace, name)
+        : namespace.isEmpty() || !resource.namespaced() ? resource.toString() : resource + " in " + namespace)
+        + (labelSelector.isEmpty() ? "" : " (" + labelSelector + ")");
     this.resync = Objects.requireNonNull(resync, "resync");
     this.indexFunctions = Map.copyOf(indexes);
     this.indexFunctions.keySet().forEach(index -> this.indexes.put(index, new ConcurrentHashMap<>()));
@@ -290,8 +291,8 @@ final class Informer {
   /** A watch that said nothing for {@link #WATCH_SILENCE}: given up, and the next cycle watches again at once. */
   private Mono<Void> silenced(TimeoutException silence) {
     silent.incrementAndGet();
-    LOG.info("informer of {}: no event or bookmark for {}; watching again from resourceVersion {}", description,
-        WATCH_SILENCE, resourceVersion);
+    LOG.info("informer of {}: no event or bookmark for {} minutes; watching again from resourceVersion {}",
+        description, WATCH_SILENCE.toMinutes(), resourceVersion);
     return Mono.empty();
   }
 

@@ -30,14 +30,16 @@ import reactor.core.scheduler.Scheduler;
  * {@link #acquireOne} does the same for a single named object (a Secret a webhook's credentials come from): a
  * watch with a field selector, so the engine never caches every Secret of the cluster to follow one.
  *
- * <p>Every informer watches all namespaces, replays its cache to its handlers every {@code resync} (the
+ * <p>An informer watches all namespaces unless it was asked for one ({@link #acquire(ApiResource, String, String)}:
+ * each namespace is then an informer of its own), replays its cache to its handlers every {@code resync} (the
  * {@code --cache-flush-interval}), and keeps the {@link InformerIndexes}. A failing list or watch (a resource
  * that went away, missing RBAC) is logged and retried by the informer; it never throws into the caller.
  *
  * <p>Each informer of a whole resource is measured while it runs: {@code metareactor_informer_objects} (the objects
  * its cache holds: what the engine's memory grows with) and {@code metareactor_informer_expired_watches_total} (watches
  * the API server ended with 410 Gone, each followed by a relist), tagged with the resource and {@code content}
- * ({@code objects}, or {@code metadata} for a metadata-only informer).
+ * ({@code objects}, or {@code metadata} for a metadata-only informer), the label selector and the namespace
+ * ({@code ""}: every namespace).
  */
 public final class SharedInformers implements Informers, AutoCloseable {
 
@@ -58,7 +60,8 @@ public final class SharedInformers implements Informers, AutoCloseable {
       Informer.Content content) {
     @Override
     public String toString() {
-      return (name == null ? resource.toString() : resource + " " + KubeObject.namespacedName(namespace, name))
+      return (name != null ? resource + " " + KubeObject.namespacedName(namespace, name)
+          : namespace.isEmpty() ? resource.toString() : resource + " in " + namespace)
           + (labelSelector.isEmpty() ? "" : " (" + labelSelector + ")");
     }
   }
@@ -165,7 +168,8 @@ public final class SharedInformers implements Informers, AutoCloseable {
 
   private List<Meter> measure(Target target, Informer informer) {
     Tags tags = Tags.of("resource", target.resource().toString(),
-        "content", target.content().name().toLowerCase(Locale.ROOT), "selector", target.labelSelector());
+        "content", target.content().name().toLowerCase(Locale.ROOT), "selector", target.labelSelector(),
+        "namespace", target.namespace());
     return List.of(
         Gauge.builder("metareactor.informer.objects", informer, Informer::size).tags(tags)
             .description("Objects in the informer's cache").register(meters),

@@ -95,8 +95,12 @@ final class RelatedIndex<K> {
     }
   }
 
-  /** The parents whose rules select {@code object}, an object of {@code resource}. */
-  Set<K> parentsOf(ApiResource resource, KubeObject object,
+  /**
+   * The parents whose rules select {@code object}, an object of {@code resource}, among the rules that read from
+   * the informer of {@code scope} (the namespace their {@link ResolvedRule#scope()} reads, {@code ""} for every
+   * namespace and for a cluster-scoped resource): the informer the object's event came from.
+   */
+  Set<K> parentsOf(ApiResource resource, String scope, KubeObject object,
       Function<String, Map<String, String>> namespaceLabels) {
     Tables<K> table = tables.get(resource);
     if (table == null) {
@@ -114,7 +118,8 @@ final class RelatedIndex<K> {
     Set<K> parents = new HashSet<>();
     for (RuleRef<K> ref : candidates) {
       ResolvedRule rule = rules.get(ref);
-      if (rule != null && !parents.contains(ref.parent()) && rule.selects(object, namespaceLabels)) {
+      if (rule != null && rule.scope().equals(scope) && !parents.contains(ref.parent())
+          && rule.selects(object, namespaceLabels)) {
         parents.add(ref.parent());
       }
     }

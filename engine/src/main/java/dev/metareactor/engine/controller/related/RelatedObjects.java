@@ -16,10 +16,13 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -36,8 +39,15 @@ import tools.jackson.databind.node.ObjectNode;
  * <ul>
  *   <li>In a sync, {@link #of} asks the customize hook ({@code {controller, parent}} -> {@code relatedResources})
  *       which objects the parent's hooks should see, caches the answer per parent UID and generation for 20
- *       minutes (as upstream), takes the informers of the related resources on first use, and selects the objects
- *       from their caches into the {@code related} map, with an entry for every rule's type.</li>
+ *       minutes (as upstream), takes the informers its rules read from, and selects the objects from their caches
+ *       into the {@code related} map, with an entry for every rule's type.</li>
+ *   <li>An informer reads only where a rule may read ({@link ResolvedRule#scope()}): the namespace of a rule that
+ *       reads one namespace (every rule of a namespaced parent's {@code v1} customize hook: its own namespace) is
+ *       watched alone, so the engine never caches, say, every Secret of the cluster for a parent that may only be
+ *       shown its own namespace's; a whole resource is watched only for a rule that reads every namespace (of a
+ *       cluster-scoped parent, or a {@code v2} hook's) and for a cluster-scoped resource. Each informer is held
+ *       while some parent's rules read from it and given back when none do (a parent deleted, or a new generation
+ *       answered otherwise).</li>
  *   <li>An event of a related object re-syncs exactly the parents whose rules select it (before or after the
  *       change), found in a {@link RelatedIndex}; informer callbacks never call a hook.</li>
  *   <li>A related informer still filling its cache fails the sync with {@link NotSyncedException}, which re-queues
@@ -66,12 +76,38 @@ public final class RelatedObjects<K> implements AutoCloseable {
       .expireAfterWrite(ANSWER_LIFETIME).maximumSize(MAX_CACHED_ANSWERS).build();
   private final RelatedIndex<K> index = new RelatedIndex<>();
 
-  /** Guards the informers: taken by syncs, given back on close. */
+  /** Guards the informers: taken by syncs, given back when no parent reads from them, or on close. */
   private final Object lock = new Object();
-  private final Map<ApiResource, InformerLease> informers = new java.util.HashMap<>();
+  private final Map<Scope, Held<K>> informers = new HashMap<>();
+  /** What each parent's rules read from: the informers it holds. */
+  private final Map<K, Set<Scope>> readBy = new HashMap<>();
   private final List<Disposable> subscriptions = new ArrayList<>();
   private @Nullable InformerLease namespaces;
   private boolean closed;
+
+  /** Where an informer reads: a resource in one namespace, or ({@code ""}) in all, or a cluster-scoped one. */
+  record Scope(ApiResource resource, String namespace) {
+    static Scope of(ResolvedRule rule) {
+      return new Scope(rule.resource(), rule.resource().namespaced() ? rule.scope() : "");
+    }
+
+    @Override
+    public String toString() {
+      return namespace.isEmpty() ? resource.toString() : resource + " in " + namespace;
+    }
+  }
+
+  /** One informer of related objects, its event routing, and the parents whose rules read from it. */
+  private static final class Held<K> {
+    final InformerLease lease;
+    final Disposable routing;
+    final Set<K> readers = new HashSet<>();
+
+    Held(InformerLease lease, Disposable routing) {
+      this.lease = lease;
+      this.routing = routing;
+    }
+  }
 
   /**
    * @param hook the customize hook, or {@code null} when the controller has none (then {@code related} is empty)
@@ -114,9 +150,12 @@ public final class RelatedObjects<K> implements AutoCloseable {
     return rules.map(answer -> select(key, parent, parentResource.namespaced(), answer, requestVersion));
   }
 
-  /** Forgets a parent that is gone. */
+  /** Forgets a parent that is gone, and gives back the informers only it read from. */
   public void forget(K key) {
     index.remove(key);
+    synchronized (lock) {
+      read(key, Set.of());
+    }
   }
 
   private Mono<List<RelatedRule>> customize(HookCaller hook, KubeObject parent, ObjectNode parentJson) {
@@ -170,16 +209,14 @@ public final class RelatedObjects<K> implements AutoCloseable {
     index.put(key, resolved);
     boolean byNamespaceLabels = resolved.stream()
         .anyMatch(rule -> rule.rule().selection() == RelatedRule.Selection.NAMESPACE_SELECTOR);
-    List<InformerLease> leases = new ArrayList<>(resolved.size());
-    for (ResolvedRule rule : resolved) {
-      InformerLease lease = informer(rule.resource());
-      leases.add(lease);
-      if (!lease.hasSynced()) {
-        throw new NotSyncedException(rule.resource());
+    List<InformerLease> leases = informers(key, resolved);
+    for (int i = 0; i < resolved.size(); i++) {
+      if (!leases.get(i).hasSynced()) {
+        throw new NotSyncedException(Scope.of(resolved.get(i)).toString());
       }
     }
     if (byNamespaceLabels && !namespaces(served).hasSynced()) {
-      throw new NotSyncedException(namespaces(served).resource());
+      throw new NotSyncedException(namespaces(served).resource().toString());
     }
     ObjectNode related = NODES.objectNode();
     for (int i = 0; i < resolved.size(); i++) {
@@ -219,18 +256,57 @@ public final class RelatedObjects<K> implements AutoCloseable {
     return lease.get("", namespace).map(KubeObject::labels).orElse(Map.of());
   }
 
-  private InformerLease informer(ApiResource resource) {
+  /** The informers {@code rules} read from, in their order, held for {@code key} (and no others any more). */
+  private List<InformerLease> informers(K key, List<ResolvedRule> rules) {
     synchronized (lock) {
       if (closed) {
         throw new IllegalStateException(controllerKind + " " + controllerName + " is stopping");
       }
-      return informers.computeIfAbsent(resource, r -> {
-        InformerLease lease = context().informers().acquire(r);
-        subscriptions.add(lease.events().subscribe(event -> route(r, event),
-            error -> LOG.error("{} {}: related events of {} failed", controllerKind, controllerName, r, error)));
-        return lease;
-      });
+      Set<Scope> scopes = new HashSet<>();
+      rules.forEach(rule -> scopes.add(Scope.of(rule)));
+      read(key, scopes);
+      List<InformerLease> leases = new ArrayList<>(rules.size());
+      rules.forEach(rule -> leases.add(Objects.requireNonNull(informers.get(Scope.of(rule)), "held above").lease));
+      return leases;
     }
+  }
+
+  /**
+   * Under the lock: {@code key} reads from {@code scopes} from now on. Informers it starts reading from are taken
+   * (started if nobody holds them); those nobody reads from any more are given back (stopped if nobody else holds
+   * them: a namespace's watch ends with the last parent reading there).
+   */
+  private void read(K key, Set<Scope> scopes) {
+    Set<Scope> before = readBy.getOrDefault(key, Set.of());
+    if (before.equals(scopes)) {
+      return;
+    }
+    for (Scope scope : scopes) {
+      if (!before.contains(scope)) {
+        informers.computeIfAbsent(scope, this::take).readers.add(key);
+      }
+    }
+    for (Scope scope : before) {
+      Held<K> held = informers.get(scope);
+      if (!scopes.contains(scope) && held != null && held.readers.remove(key) && held.readers.isEmpty()) {
+        informers.remove(scope);
+        held.routing.dispose();
+        held.lease.close();
+        LOG.debug("{} {}: no parent reads related {} any more", controllerKind, controllerName, scope);
+      }
+    }
+    if (scopes.isEmpty()) {
+      readBy.remove(key);
+    } else {
+      readBy.put(key, Set.copyOf(scopes));
+    }
+  }
+
+  private Held<K> take(Scope scope) {
+    InformerLease lease = context().informers().acquire(scope.resource(), scope.namespace(), "");
+    Disposable routing = lease.events().subscribe(event -> route(scope, event),
+        error -> LOG.error("{} {}: related events of {} failed", controllerKind, controllerName, scope, error));
+    return new Held<>(lease, routing);
   }
 
   private InformerLease namespaces(ResourceMap served) {
@@ -246,18 +322,22 @@ public final class RelatedObjects<K> implements AutoCloseable {
     }
   }
 
-  /** Informer thread: look up and enqueue, nothing else. */
-  private void route(ApiResource resource, ObjectEvent event) {
+  /**
+   * Informer thread: look up and enqueue, nothing else. Only the rules that read from this informer are asked (an
+   * object of a namespace with an informer of its own and one of every namespace is seen by both).
+   */
+  private void route(Scope scope, ObjectEvent event) {
     if (event.isResync()) {
       return;
     }
     try {
-      index.parentsOf(resource, event.object(), this::namespaceLabels).forEach(enqueue);
+      index.parentsOf(scope.resource(), scope.namespace(), event.object(), this::namespaceLabels).forEach(enqueue);
       if (event.previous() != null) {
-        index.parentsOf(resource, event.previous(), this::namespaceLabels).forEach(enqueue);
+        index.parentsOf(scope.resource(), scope.namespace(), event.previous(), this::namespaceLabels)
+            .forEach(enqueue);
       }
     } catch (RuntimeException e) {
-      LOG.error("{} {}: routing a related {} event failed", controllerKind, controllerName, resource, e);
+      LOG.error("{} {}: routing a related {} event failed", controllerKind, controllerName, scope, e);
     }
   }
 
@@ -281,8 +361,12 @@ public final class RelatedObjects<K> implements AutoCloseable {
       closed = true;
       subscriptions.forEach(Disposable::dispose);
       subscriptions.clear();
-      informers.values().forEach(InformerLease::close);
+      informers.values().forEach(held -> {
+        held.routing.dispose();
+        held.lease.close();
+      });
       informers.clear();
+      readBy.clear();
       if (namespaces != null) {
         namespaces.close();
         namespaces = null;
@@ -294,8 +378,8 @@ public final class RelatedObjects<K> implements AutoCloseable {
   public static final class NotSyncedException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public NotSyncedException(ApiResource resource) {
-      super("the informer of related " + resource + " has not synced yet", null, false, false);
+    public NotSyncedException(String what) {
+      super("the informer of related " + what + " has not synced yet", null, false, false);
     }
   }
 }

@@ -9,6 +9,7 @@ import dev.metareactor.http.HookServer;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,7 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * The customize hook and related objects. The customize hook of these tests answers the parent's
  * {@code spec.related} as its {@code relatedResources}; the sync hook copies every related ConfigMap into a child
- * {@code <parent>-<name>} (with its {@code data.value}) and reports the related keys it was shown in
+ * {@code <parent>-<name>} (with its {@code data.value}) and reports the related keys it was shown (of every type) in
  * {@code status.related}.
  */
 class CompositeRelatedIT extends CompositeTestBase {
@@ -61,8 +62,8 @@ class CompositeRelatedIT extends CompositeTestBase {
     ObjectNode answer = NODES.objectNode();
     ArrayNode children = answer.putArray("children");
     List<String> keys = new ArrayList<>();
+    request.path("related").properties().forEach(group -> group.getValue().propertyNames().forEach(keys::add));
     request.path("related").path("ConfigMap.v1").properties().forEach(entry -> {
-      keys.add(entry.getKey());
       ObjectNode child = children.addObject().put("apiVersion", "v1").put("kind", "ConfigMap");
       ObjectNode metadata = child.putObject("metadata")
           .put("name", parent.path("metadata").path("name").asString() + "-"
@@ -184,6 +185,40 @@ class CompositeRelatedIT extends CompositeTestBase {
 
     await().atMost(TIMEOUT).untilAsserted(() -> assertThat(relatedKeys("stay")).containsExactly("at-home"));
     awaitChild("stay-at-home", "home");
+  }
+
+  /**
+   * A namespaced parent whose {@code v1} customize hook asks for Secrets: the engine caches and watches its own
+   * namespace's Secrets alone (the informer's meters name the namespace it watches), and a Secret of another
+   * namespace that the rule's selector would match is never shown to the hook.
+   */
+  @Test
+  void aNamespacedParentsRelatedSecretsAreWatchedInItsNamespaceAlone() {
+    parents = ParentCrd.create(cluster, "Vault");
+    copyController(parents, "v1", "v1");
+    String elsewhere = namespace(Map.of());
+    secret(elsewhere, "foreign", Map.of("share", "yes"));
+    secret(cluster.namespace(), "own", Map.of("share", "yes"));
+    createRelatingParent("vault", List.of(Map.of("apiVersion", "v1", "resource", "secrets",
+        "labelSelector", Map.of("matchLabels", Map.of("share", "yes")))));
+
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(relatedKeys("vault")).containsExactly("own"));
+    List<String> secretInformers = engine.get(true, "/metrics").body().lines()
+        .filter(line -> line.startsWith("metareactor_informer_objects{") && line.contains("resource=\"secrets/v1\""))
+        .toList();
+    assertThat(secretInformers).as("the Secrets' informers").hasSize(1)
+        .allSatisfy(line -> assertThat(line).contains("namespace=\"" + cluster.namespace() + "\"")
+            .endsWith(" 1.0"));
+    // A later change of the foreign Secret is not seen either: the parent still shows its own alone.
+    secret(cluster.namespace(), "own-too", Map.of("share", "yes"));
+    secret(elsewhere, "foreign-too", Map.of("share", "yes"));
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(relatedKeys("vault"))
+        .containsExactly("own", "own-too"));
+  }
+
+  private void secret(String namespace, String name, Map<String, String> labels) {
+    client.secrets().inNamespace(namespace).resource(new SecretBuilder().withNewMetadata().withName(name)
+        .withLabels(labels).endMetadata().addToStringData("token", "s3cr3t").build()).serverSideApply();
   }
 
   @Test

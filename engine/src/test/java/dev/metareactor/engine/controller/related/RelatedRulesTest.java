@@ -189,6 +189,10 @@ class RelatedRulesTest {
     assertThat(parents(index, object("team", "x", Map.of("team", "yes")))).containsExactlyInAnyOrder(v2Labels,
         v1Labels);
     assertThat(index.parentsSelectingNamespaces()).containsExactly(byNamespace);
+    // Each informer asks only the rules that read from it: an object's event comes from each informer that has it.
+    KubeObject teamObject = object("team", "x", Map.of("team", "yes"));
+    assertThat(fromInformer(index, "team", teamObject)).containsExactly(v1Labels);
+    assertThat(fromInformer(index, "", teamObject)).containsExactly(v2Labels);
 
     index.remove(byLabel);
     assertThat(parents(index, object("other", "x", Map.of("share", "yes")))).isEmpty();
@@ -197,7 +201,14 @@ class RelatedRulesTest {
     assertThat(index.size()).isEqualTo(5);
   }
 
+  /** The parents an event of {@code object} finds from both informers that see it: its namespace's and the whole's. */
   private static Set<ParentKey> parents(RelatedIndex<ParentKey> index, KubeObject object) {
-    return index.parentsOf(CONFIG_MAPS, object, ns -> NAMESPACE_LABELS.getOrDefault(ns, Map.of()));
+    Set<ParentKey> parents = new java.util.HashSet<>(fromInformer(index, "", object));
+    parents.addAll(fromInformer(index, object.namespace(), object));
+    return parents;
+  }
+
+  private static Set<ParentKey> fromInformer(RelatedIndex<ParentKey> index, String scope, KubeObject object) {
+    return index.parentsOf(CONFIG_MAPS, scope, object, ns -> NAMESPACE_LABELS.getOrDefault(ns, Map.of()));
   }
 }
