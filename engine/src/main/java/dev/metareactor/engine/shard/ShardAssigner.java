@@ -37,9 +37,10 @@ import reactor.core.scheduler.Scheduler;
  *   informer of the objects without the owner label, so the sharder caches only those, never the whole resource;
  *   each gets the label of its owner.</li>
  *   <li>When it starts leading, and whenever a shard leaves, it lists (metadata only) the parents and the owned
- *   objects labelled with a shard that is not live — and, when it starts, those without the label at all (a cluster
- *   turning sharding on) — and relabels the owned objects with their parent's new owner, then the parents. The new
- *   owner's informers so have the owned objects by the time the parent arrives.</li>
+ *   objects labelled with a shard that is not live — and, when it starts and every {@link #SWEEP} after, those
+ *   without the label at all (a cluster turning sharding on; an owned object created or edited by someone else
+ *   without the label, which no replica caches) — and relabels the owned objects with their parent's new owner, then
+ *   the parents. The new owner's informers so have the owned objects by the time the parent arrives.</li>
  * </ul>
  * A shard that is not live has stopped syncing: a replica that cannot renew its lease for the renew deadline ends
  * itself before the lease duration is over. Before it moves a shard's parents the sharder deletes that shard's lease
@@ -60,6 +61,14 @@ public final class ShardAssigner implements AutoCloseable {
   public static final Duration SETTLE = Duration.ofSeconds(3);
   /** The longest a new sharder waits for the membership to settle. */
   private static final Duration SETTLE_AT_MOST = Duration.ofSeconds(15);
+  /**
+   * How often the sharder looks again for parents and owned objects without the owner label. Unlabelled parents come
+   * from a watch as they appear, but an owned object without the label (created before sharding was on, by a replica
+   * without it, by hand with a ControllerRef, or whose label someone removed) is in no replica's cache: its parent's
+   * hook is not shown it, and its parent may even create it again. Each sweep costs a metadata-only list of each
+   * synced and owned resource's unlabelled objects, so not much more often than that.
+   */
+  public static final Duration SWEEP = Duration.ofMinutes(5);
 
   private final ObjectApi api;
   private final Informers informers;
@@ -75,6 +84,7 @@ public final class ShardAssigner implements AutoCloseable {
   private boolean closed;
   private @Nullable Disposable watchingMembership;
   private @Nullable Disposable settling;
+  private @Nullable Disposable sweeping;
 
   /** Ends a shard that is not live before its parents move: whether it is ended (else it renewed meanwhile). */
   @FunctionalInterface
@@ -135,18 +145,22 @@ public final class ShardAssigner implements AutoCloseable {
     assigning = true;
     LOG.info("assigning parents to the live shards {}", membership.live());
     controllers.replaceAll((controller, running) -> start(controller));
+    sweeping = Flux.interval(SWEEP, SWEEP, scheduler).subscribe(tick -> passAll(true));
     List<List<String>> previous = new ArrayList<>(List.of(membership.live()));
     watchingMembership = membership.changes().publishOn(scheduler).subscribe(live -> {
       boolean lost = !live.containsAll(previous.get(0));
       previous.set(0, live);
       if (lost) {
-        synchronized (this) {
-          controllers.values().forEach(running -> {
-            if (running != null) {
-              running.requestPass(false);
-            }
-          });
-        }
+        passAll(false);
+      }
+    });
+  }
+
+  /** A pass of every controller: for what shards that are not live own, and with {@code withUnassigned} for none. */
+  private synchronized void passAll(boolean withUnassigned) {
+    controllers.values().forEach(running -> {
+      if (running != null) {
+        running.requestPass(withUnassigned);
       }
     });
   }
@@ -165,6 +179,9 @@ public final class ShardAssigner implements AutoCloseable {
     }
     if (watchingMembership != null) {
       watchingMembership.dispose();
+    }
+    if (sweeping != null) {
+      sweeping.dispose();
     }
     controllers.values().forEach(running -> {
       if (running != null) {

@@ -15,7 +15,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.test.scheduler.VirtualTimeScheduler;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -133,5 +135,35 @@ class ShardMovesTest {
     assertThat(body(api.actions().get(0)).at("/metadata/labels/" + LABEL.replace("/", "~1")).asString())
         .isEqualTo("a");
     assigner.close();
+  }
+
+  /**
+   * An owned object that turns up without the owner label while the sharder leads (created by hand with a
+   * ControllerRef, or by a replica without sharding) is in no replica's cache; the sharder's periodic sweep labels it
+   * for its parent's shard, not only the sweep when it starts leading.
+   */
+  @Test
+  void theSharderSweepsForUnlabelledOwnedObjectsPeriodicallyNotOnlyWhenItStartsLeading() {
+    Membership membership = membership("a");
+    KubeObject parent = object(PARENTS, "ns", "p").uid(uidOwnedBy("a", List.of("a"))).label(LABEL, "a").build();
+    api.holding(PARENTS, parent);
+    VirtualTimeScheduler time = VirtualTimeScheduler.create();
+    ShardAssigner assigner = new ShardAssigner(api, informers, membership, shard -> Mono.just(true), Duration.ZERO,
+        time, new SimpleMeterRegistry());
+    assigner.register(new ShardedController("CompositeController", "things", LABEL,
+        List.of(new ShardedController.Synced(PARENTS, object -> true)), List.of(CHILDREN)));
+    assigner.lead();
+    assertThat(api.actions()).filteredOn(action -> action.verb().equals("patch")).isEmpty();
+
+    KubeObject stray = object(CHILDREN, "ns", "p-by-hand").controlledBy(parent).build();
+    api.holding(CHILDREN, stray);
+    time.advanceTimeBy(Duration.ofMinutes(5));
+
+    assertThat(api.actions()).filteredOn(action -> action.verb().equals("patch")).extracting(Object::toString)
+        .containsExactly("patch configmaps ns/p-by-hand");
+    assertThat(body(api.actions().get(api.actions().size() - 1)).at("/metadata/labels/" + LABEL.replace("/", "~1"))
+        .asString()).isEqualTo("a");
+    assigner.close();
+    time.dispose();
   }
 }
