@@ -22,6 +22,7 @@ import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
+import dev.metareactor.engine.shard.Handover;
 import dev.metareactor.engine.shard.ShardKeys;
 import dev.metareactor.engine.shard.ShardMover;
 import dev.metareactor.engine.shard.ShardedController;
@@ -438,13 +439,14 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   }
 
   /**
-   * With {@code --sharding}: the mover of parents that belong to another shard, the sharder's registration, and a
-   * membership change syncing every parent of this replica's share that is now another shard's (to move it).
+   * With {@code --sharding}: the mover of parents that belong to another shard (which also holds back a parent handed
+   * to this one until its owned objects are cached), the sharder's registration, and a membership change syncing
+   * every parent of this replica's share that is now another shard's (to move it).
    */
   private void shard(ObjectSync<K> wired) {
     Sharding sharding = context.sharding();
     ShardMover shardMover = new ShardMover(context.api(), sharding.membership(), ownerLabel, ownedInformers,
-        context.meters(), kind, name);
+        context.meters(), kind, name, context.scheduling().nanoTime());
     mover = shardMover;
     List<ShardedController.Synced> synced = wired.syncedResources().stream()
         .map(type -> new ShardedController.Synced(type.resource(), type::responsibleFor)).toList();
@@ -469,15 +471,13 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     subscriptions.add(() -> context.meters().remove(gauge));
   }
 
-  /** With {@code --sharding}: moves {@code object} if another shard owns it now; empty when it stays here. */
+  /**
+   * With {@code --sharding}: moves {@code object} if another shard owns it now, or holds it back while this replica's
+   * caches lack owned objects that moved with it ({@link ShardMover#place}); empty when it is synced here.
+   */
   private Optional<Mono<Void>> elsewhere(SyncedObject object) {
     ShardMover shardMover = mover;
-    if (shardMover == null) {
-      return Optional.empty();
-    }
-    String destination = shardMover.destination(object.object());
-    return destination == null ? Optional.empty()
-        : Optional.of(shardMover.move(object.resource(), object.object(), destination));
+    return shardMover == null ? Optional.empty() : shardMover.place(object.resource(), object.object());
   }
 
   /** A hook cannot be called (its Secret is missing, say): once per problem, a Warning on the controller. */
@@ -535,6 +535,12 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         .onErrorResume(RelatedObjects.NotSyncedException.class, e -> {
           syncLine(log.atDebug(), key, run).log("{} {}: {}; syncing {} again", kind, name, e.getMessage(), key);
           return Mono.just(Outcome.failed());
+        })
+        .onErrorResume(Handover.LaggingException.class, e -> {
+          // Handed over from another shard: its owned objects' events are on their way (and re-queue it).
+          syncLine(log.atDebug(), key, run).log("{} {}: {}; syncing {} once they are cached", kind, name,
+              e.getMessage(), key);
+          return Mono.just(Outcome.retryAfter(Handover.RECHECK));
         })
         .onErrorResume(e -> {
           reportSyncError(key, run, e);

@@ -225,7 +225,10 @@ public final class ObjectSync<K extends SyncKey> {
     /** Every object is synced here. */
     Placement HERE = object -> Optional.empty();
 
-    /** The move of {@code object} to the replica that owns it, or empty when this one does. */
+    /**
+     * The move of {@code object} to the replica that owns it, or empty when this one does; a failure when this one
+     * may not sync it yet (its caches lack what moved with it).
+     */
     Optional<Mono<Void>> elsewhere(SyncedObject object);
   }
 

@@ -129,8 +129,13 @@ final class Informer {
   private final Map<String, Map<String, Map<String, KubeObject>>> indexes = new ConcurrentHashMap<>();
   private final List<Handler> handlers = new CopyOnWriteArrayList<>();
 
+  /**
+   * The resourceVersion of the last list, event or bookmark: where the next watch starts, and how far the cache has
+   * caught up ({@link #resourceVersion()}). Written only on the serial worker, before the change it comes with is
+   * delivered, so a handler that enqueues a sync finds it already moved.
+   */
+  private volatile @Nullable String resourceVersion;
   // Touched only on the serial worker.
-  private @Nullable String resourceVersion;
   private boolean needList = true;
   /**
    * Whether a list may be served from the API server's watch cache ({@code resourceVersion=0}, as client-go's
@@ -227,6 +232,14 @@ final class Informer {
   long notFollowingFor(long now) {
     long since = failingSince;
     return since == FOLLOWING ? 0 : Math.max(1, now - since);
+  }
+
+  /**
+   * The resourceVersion the cache has caught up to: that of the last list, event or bookmark received; {@code null}
+   * before the first list.
+   */
+  @Nullable String resourceVersion() {
+    return resourceVersion;
   }
 
   /** How many objects the cache holds now. */
@@ -354,6 +367,7 @@ final class Informer {
 
   /** The cache becomes {@code listed}; what differs is delivered as events. */
   private void replace(Map<String, KubeObject> listed, String listVersion) {
+    resourceVersion = listVersion;
     for (Map.Entry<String, KubeObject> entry : listed.entrySet()) {
       upsert(entry.getKey(), entry.getValue());
     }
@@ -362,7 +376,6 @@ final class Informer {
         remove(entry.getKey(), entry.getValue());
       }
     }
-    resourceVersion = listVersion;
     following();
     needList = false;
     listFromCache = true;
@@ -406,16 +419,16 @@ final class Informer {
     switch (type) {
       case "ADDED", "MODIFIED" -> {
         KubeObject changed = eventObject(object, other);
-        upsert(key(changed), changed);
         resourceVersion = changed.resourceVersion();
+        upsert(key(changed), changed);
       }
       case "DELETED" -> {
         KubeObject gone = eventObject(object, other);
+        resourceVersion = gone.resourceVersion();
         String key = key(gone);
         if (store.containsKey(key)) {
           remove(key, gone);
         }
-        resourceVersion = gone.resourceVersion();
       }
       case "BOOKMARK" -> resourceVersion = other == null ? resourceVersion
           : other.path("metadata").path("resourceVersion").asString(resourceVersion);

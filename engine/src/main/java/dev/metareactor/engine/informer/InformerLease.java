@@ -6,6 +6,7 @@ import dev.metareactor.engine.selector.LabelSelector;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 
 /**
@@ -18,6 +19,13 @@ public interface InformerLease extends AutoCloseable {
 
   /** Whether the initial list has been received. */
   boolean hasSynced();
+
+  /**
+   * The resourceVersion the cache has caught up to: that of the last list, watch event or bookmark it received
+   * ({@code null} before the first list). Every change the server made to the watched objects at or before it is in
+   * the cache (a watch delivers them in order).
+   */
+  @Nullable String resourceVersion();
 
   /** The cached object, if any. {@code namespace} is ignored for cluster-scoped resources. */
   Optional<KubeObject> get(String namespace, String name);

@@ -233,6 +233,11 @@ public final class SharedInformers implements Informers, AutoCloseable {
     }
 
     @Override
+    public @Nullable String resourceVersion() {
+      return shared.informer.resourceVersion();
+    }
+
+    @Override
     public Optional<KubeObject> get(String namespace, String name) {
       return Optional.ofNullable(shared.informer.get(namespace, name));
     }

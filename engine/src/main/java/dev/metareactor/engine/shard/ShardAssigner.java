@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +28,7 @@ import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The sharder: the replica holding the leader lease gives every unassigned parent of every sharded controller to its
@@ -267,6 +269,8 @@ public final class ShardAssigner implements AutoCloseable {
         selectors.add("!" + label);
       }
       Map<String, Move> parents = new HashMap<>();
+      // By parent UID, the versions the owned objects moving with it got: the parent's Handover annotation.
+      Map<String, Map<String, String>> moved = new ConcurrentHashMap<>();
       Set<String> living = new HashSet<>();
       return Flux.fromIterable(controller.synced())
           .concatMap(synced -> Flux.fromIterable(selectors).concatMap(selector -> api.list(synced.resource(),
@@ -283,10 +287,11 @@ public final class ShardAssigner implements AutoCloseable {
                   .concatMap(selector -> api.list(resource, selector, true))
                   .flatMapIterable(objects -> objects)
                   .filter(child -> !living.contains(child.labels().get(label)))
-                  .flatMap(child -> moveOwned(resource, child, parents), IN_PARALLEL))
+                  .flatMap(child -> moveOwned(resource, child, parents, moved), IN_PARALLEL))
               .then()))
           .then(Mono.defer(() -> Flux.fromIterable(parents.values())
-              .flatMap(move -> relabel(move.resource(), move.object(), move.shard()), IN_PARALLEL)
+              .flatMap(move -> relabel(move.resource(), move.object(), ShardMover.handoverPatch(label,
+                  move.shard(), null, moved.getOrDefault(move.object().storedUid(), Map.of()))), IN_PARALLEL)
               .then()))
           .doOnSuccess(done -> {
             if (!parents.isEmpty()) {
@@ -322,8 +327,12 @@ public final class ShardAssigner implements AutoCloseable {
           .then();
     }
 
-    /** An owned object to the owner of its parent: moving with it, or (found by the parent's label) staying. */
-    private Mono<Void> moveOwned(ApiResource resource, KubeObject child, Map<String, Move> parents) {
+    /**
+     * An owned object to the owner of its parent: moving with it (its version noted in {@code moved} for the
+     * parent's annotation), or (found by the parent's label) staying.
+     */
+    private Mono<Void> moveOwned(ApiResource resource, KubeObject child, Map<String, Move> parents,
+        Map<String, Map<String, String>> moved) {
       OwnerRef ref = child.controller();
       if (ref == null) {
         return Mono.empty();
@@ -331,7 +340,14 @@ public final class ShardAssigner implements AutoCloseable {
       Move parent = parents.get(ref.uid());
       Mono<String> target = parent != null ? Mono.just(parent.shard()) : currentOwner(child, ref);
       return target.flatMap(shard -> shard.equals(child.labels().get(controller.ownerLabel())) ? Mono.empty()
-          : relabel(resource, child, shard));
+          : relabel(resource, child, ShardMover.labelPatch(controller.ownerLabel(), shard, null))
+              .doOnNext(written -> {
+                if (parent != null) {
+                  Handover.record(moved.computeIfAbsent(ref.uid(), uid -> new ConcurrentHashMap<>()), resource,
+                      written.resourceVersion());
+                }
+              })
+              .then());
     }
 
     /**
@@ -354,12 +370,12 @@ public final class ShardAssigner implements AutoCloseable {
       return Mono.empty();
     }
 
-    private Mono<Void> relabel(ApiResource resource, KubeObject object, String shard) {
-      return api.mergePatch(resource, object.namespace(), object.name(),
-              ShardMover.labelPatch(controller.ownerLabel(), shard, null))
+    /** A merge patch of an object moving off a shard; completes with it as written, or empty when it is gone. */
+    private Mono<KubeObject> relabel(ApiResource resource, KubeObject object, ObjectNode patch) {
+      return api.mergePatch(resource, object.namespace(), object.name(), patch)
           .doOnSuccess(done -> takenOver.increment())
-          .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
-          .then();
+          .map(ObjectApi.Written::object)
+          .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
     }
 
     /** Unassigned parents, from a watch of the objects without the owner label, each given to its owner. */

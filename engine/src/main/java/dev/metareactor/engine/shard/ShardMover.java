@@ -1,5 +1,7 @@
 package dev.metareactor.engine.shard;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
@@ -14,6 +16,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,25 +27,37 @@ import reactor.core.publisher.Mono;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Moves a sharded controller's parent from this replica to the shard that owns it now, inside a sync of that parent:
- * the work queue runs one sync of a key at a time, so the parent's hook is not being called meanwhile, and this
- * replica never calls it for the parent again (its informer drops the parent once the label says another shard).
+ * Where a sharded controller's parent is synced ({@link #place}): moved from this replica to the shard that owns it
+ * now, inside a sync of that parent (the work queue runs one sync of a key at a time, so the parent's hook is not
+ * being called meanwhile, and this replica never calls it for the parent again: its informer drops the parent once
+ * the label says another shard); held back while this replica's caches lack owned objects that moved with it
+ * ({@link Handover}); else synced here.
  *
- * <p>Order matters for the new owner: the parent's owned objects are relabelled first, the parent last, so that the
- * new owner's informers have the owned objects by the time they bring the parent. The parent's label is written
- * with its resourceVersion: if the parent changed meanwhile, the write fails with a conflict and the sync runs
- * again (its owned objects already moved are not moved twice).
+ * <p>Order matters for the new owner: the parent's owned objects are relabelled first, the parent last, with the
+ * versions those relabels got in the parent's {@link Handover} annotation, so that the new owner syncs the parent
+ * only once its informers have the owned objects. The parent's label is written with its resourceVersion: if the
+ * parent changed meanwhile, the write fails with a conflict and the sync runs again (its owned objects already moved
+ * are not moved twice, and the versions they got are remembered for the parent's write).
  */
 public final class ShardMover {
 
   private static final Logger LOG = LoggerFactory.getLogger(ShardMover.class);
   /** Owned objects relabelled at once during one move. */
   private static final int IN_PARALLEL = 8;
+  /** How long the versions of a move whose parent write failed are kept for the next attempt. */
+  private static final Duration RETRY_MEMORY = Duration.ofMinutes(10);
 
   private final ObjectApi api;
   private final Membership membership;
   private final String ownerLabel;
   private final List<InformerLease> owned;
+  private final Handover handover;
+  /**
+   * By parent UID, the versions its owned objects got in a move whose parent write has not succeeded yet: those
+   * objects left this replica's caches, so the next attempt cannot find them again.
+   */
+  private final Cache<String, Map<String, String>> unfinished = Caffeine.newBuilder()
+      .expireAfterWrite(RETRY_MEMORY).build();
   private final Counter moves;
   private final Timer handovers;
   private volatile long membershipChangedAt = System.nanoTime();
@@ -52,10 +69,17 @@ public final class ShardMover {
    */
   public ShardMover(ObjectApi api, Membership membership, String ownerLabel, List<InformerLease> owned,
       MeterRegistry meters, String kind, String controller) {
+    this(api, membership, ownerLabel, owned, meters, kind, controller, System::nanoTime);
+  }
+
+  /** @param nanoTime the clock of {@link Handover#WAIT_AT_MOST} */
+  public ShardMover(ObjectApi api, Membership membership, String ownerLabel, List<InformerLease> owned,
+      MeterRegistry meters, String kind, String controller, LongSupplier nanoTime) {
     this.api = Objects.requireNonNull(api, "api");
     this.membership = Objects.requireNonNull(membership, "membership");
     this.ownerLabel = Objects.requireNonNull(ownerLabel, "ownerLabel");
     this.owned = List.copyOf(owned);
+    this.handover = new Handover(ownerLabel, owned, nanoTime);
     this.moves = Counter.builder("metareactor.shard.moves").tag("controller", controller).tag("kind", kind)
         .description("Parents this replica handed to another shard").register(meters);
     this.handovers = Timer.builder("metareactor.shard.handover").tag("controller", controller).tag("kind", kind)
@@ -77,31 +101,54 @@ public final class ShardMover {
     return owner.equals(membership.self()) ? null : owner;
   }
 
-  /** Relabels the parent's owned objects, then the parent, with {@code shard}. */
+  /**
+   * Where {@code parent} is synced: empty to sync it here; else what to do instead — its move, when another shard
+   * owns it now, or a failure with {@link Handover.LaggingException} while this replica's caches lack owned objects
+   * that moved with it (sync it again shortly).
+   */
+  public Optional<Mono<Void>> place(ApiResource resource, KubeObject parent) {
+    String destination = destination(parent);
+    if (destination != null) {
+      return Optional.of(move(resource, parent, destination));
+    }
+    return handover.lagging(parent).map(lag -> Mono.error(new Handover.LaggingException(lag)));
+  }
+
+  /**
+   * Relabels the parent's owned objects, then the parent, with {@code shard}, recording on the parent the versions
+   * its owned objects got ({@link Handover}).
+   */
   public Mono<Void> move(ApiResource resource, KubeObject parent, String shard) {
+    String uid = parent.storedUid();
+    // Kept until the parent's write succeeds: a failure on the way leaves what moved so far for the next attempt.
+    Map<String, String> versions = unfinished.get(uid, key -> new ConcurrentHashMap<>());
     List<Mono<Void>> relabels = new ArrayList<>();
     for (InformerLease informer : owned) {
-      for (KubeObject child : informer.controlledBy(parent.storedUid())) {
+      for (KubeObject child : informer.controlledBy(uid)) {
         if (!shard.equals(child.labels().get(ownerLabel))) {
-          relabels.add(relabel(informer.resource(), child, shard, null));
+          relabels.add(relabel(informer.resource(), child, labelPatch(ownerLabel, shard, null))
+              .doOnNext(moved -> Handover.record(versions, informer.resource(), moved.resourceVersion()))
+              .then());
         }
       }
     }
-    return Flux.fromIterable(relabels).flatMap(write -> write, IN_PARALLEL).then(
-        relabel(resource, parent, shard, parent.resourceVersion()))
+    return Flux.fromIterable(relabels).flatMap(write -> write, IN_PARALLEL)
+        .then(Mono.defer(() ->
+            relabel(resource, parent, handoverPatch(ownerLabel, shard, parent.resourceVersion(), versions))))
         .doOnSuccess(done -> {
+          unfinished.invalidate(uid);
           moves.increment();
           handovers.record(Duration.ofNanos(System.nanoTime() - membershipChangedAt));
           LOG.debug("{} moved to shard {} with {} owned objects", parent.describe(), shard, relabels.size());
-        });
+        })
+        .then();
   }
 
-  /** A merge patch of the owner label, guarded by {@code resourceVersion} when given; an object gone is moved. */
-  private Mono<Void> relabel(ApiResource resource, KubeObject object, String shard,
-      @Nullable String resourceVersion) {
-    return api.mergePatch(resource, object.namespace(), object.name(), labelPatch(ownerLabel, shard, resourceVersion))
-        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())
-        .then();
+  /** A merge patch; completes with the object as written, or empty when it is gone (it moved with its parent). */
+  private Mono<KubeObject> relabel(ApiResource resource, KubeObject object, ObjectNode patch) {
+    return api.mergePatch(resource, object.namespace(), object.name(), patch)
+        .map(ObjectApi.Written::object)
+        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
   }
 
   /** {@code {"metadata": {"labels": {label: value}}}}, with the resourceVersion when given. */
@@ -112,6 +159,17 @@ public final class ShardMover {
       metadata.put("resourceVersion", resourceVersion);
     }
     metadata.set("labels", KubeJson.mapper().valueToTree(Map.of(label, value)));
+    return patch;
+  }
+
+  /**
+   * The {@link #labelPatch} of a parent handed to {@code shard}, with the {@link Handover} annotation of the versions
+   * its owned objects got (removed when none moved with it).
+   */
+  static ObjectNode handoverPatch(String label, String shard, @Nullable String resourceVersion,
+      Map<String, String> versions) {
+    ObjectNode patch = labelPatch(label, shard, resourceVersion);
+    ((ObjectNode) patch.get("metadata")).putObject("annotations").put(label, Handover.annotationValue(versions));
     return patch;
   }
 }

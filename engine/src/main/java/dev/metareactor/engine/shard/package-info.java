@@ -16,7 +16,10 @@
  *   parent (so never while the parent's hook is being called): it relabels the parent's owned objects, then the
  *   parent, guarded by its resourceVersion; the new owner's informers then see both. Unassigned parents, and the
  *   parents and owned objects of a shard whose lease expired, are moved by the {@link
- *   dev.metareactor.engine.shard.ShardAssigner} of the replica holding the leader lease.</li>
+ *   dev.metareactor.engine.shard.ShardAssigner} of the replica holding the leader lease, which also sweeps every few
+ *   minutes for owned objects without the label.</li>
+ *   <li>Handover: a moved parent records the versions its owned objects' relabels got, and its new owner syncs it
+ *   only once its caches have caught up to them ({@link dev.metareactor.engine.shard.Handover}).</li>
  * </ul>
  */
 @NullMarked

@@ -116,11 +116,17 @@ public final class Invariants {
 
   /** The sum of every series of the engine's metric {@code name} (Prometheus' name). */
   double metric(int metricsPort, String name) throws Exception {
+    return metric(metricsPort, name, Map.of());
+  }
+
+  /** The sum of the series of {@code name} that carry every one of {@code labels}. */
+  double metric(int metricsPort, String name, Map<String, String> labels) throws Exception {
     Pattern series = Pattern.compile("^" + Pattern.quote(name) + "(\\{[^}]*})? ([0-9.eE+-]+)$");
     double sum = 0;
     for (String line : get(metricsPort, "/metrics").body().lines().toList()) {
       Matcher matcher = series.matcher(line);
-      if (matcher.matches()) {
+      if (matcher.matches() && labels.entrySet().stream().allMatch(label -> matcher.group(1) != null
+          && matcher.group(1).contains(label.getKey() + "=\"" + label.getValue() + "\""))) {
         sum += Double.parseDouble(matcher.group(2));
       }
     }

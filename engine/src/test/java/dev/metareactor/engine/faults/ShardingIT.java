@@ -97,6 +97,7 @@ class ShardingIT extends FaultSuite {
         .isBetween((long) quarter - spreadOfFour, (long) quarter + spreadOfFour);
     assertNoParentSyncedByTwoAtOnce();
     assertThat(returnsToAFormerReplica(mark)).as("parents synced again by a replica after another one had").isEmpty();
+    assertNoSyncWithChildrenMissing();
     load.setValue("two");
     awaitShardedInvariants();
 
@@ -116,6 +117,21 @@ class ShardingIT extends FaultSuite {
     assertThat(ownersNow().values()).doesNotContain("s2");
     assertNoParentSyncedByTwoAtOnce();
     assertThat(returnsToAFormerReplica(killedMark)).isEmpty();
+    assertNoSyncWithChildrenMissing();
+  }
+
+  /**
+   * No replica synced a parent handed to it before its caches had the children that moved with it: such a sync
+   * shows the hook no children, and the engine creates them again, which the API server refuses (409
+   * AlreadyExists, counted in {@code metareactor_api_requests_total}).
+   */
+  private void assertNoSyncWithChildrenMissing() throws Exception {
+    double existing = 0;
+    for (Replica replica : replicas.values()) {
+      existing += invariants.metric(replica.metricsPort(), "metareactor_api_requests_total",
+          Map.of("verb", "create", "code", "409"));
+    }
+    assertThat(existing).as("creates of children that already existed").isZero();
   }
 
   /** When the first sync hook call for {@code parent} from call {@code from} on began. */

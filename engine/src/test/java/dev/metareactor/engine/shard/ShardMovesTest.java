@@ -77,6 +77,9 @@ class ShardMovesTest {
     assertThat(body(api.actions().get(0)).at("/metadata/labels")).isEqualTo(
         KubeJson.mapper().createObjectNode().put(LABEL, "b"));
     assertThat(body(api.actions().get(1)).at("/metadata/resourceVersion").asString()).isEqualTo("41");
+    assertThat(body(api.actions().get(1)).at("/metadata/annotations/" + LABEL.replace("/", "~1")).asString())
+        .as("the version the child got, for the new owner's caches").isEqualTo("configmaps="
+            + api.object(CHILDREN, "ns", "p-1").orElseThrow().resourceVersion());
     KubeObject own = object(PARENTS, "ns", "q").uid(uidOwnedBy("a", List.of("a", "b"))).build();
     assertThat(mover.destination(own)).isNull();
   }
@@ -126,6 +129,12 @@ class ShardMovesTest {
     assertThat(api.actions()).filteredOn(action -> action.verb().equals("list")).extracting(action -> action.body())
         .contains(LABEL + "," + LABEL + " notin (a)", "!" + LABEL);
     assertThat(ended).as("the dead shard is ended before its parents move").containsExactly("gone");
+    List<RecordingApi.Action> patches = api.actions().stream().filter(action -> action.verb().equals("patch"))
+        .toList();
+    String annotation = "/metadata/annotations/" + LABEL.replace("/", "~1");
+    assertThat(body(patches.get(1)).at(annotation).asString()).as("the version its child got, for the new owner")
+        .isEqualTo("configmaps=" + api.object(CHILDREN, "ns", "orphaned-1").orElseThrow().resourceVersion());
+    assertThat(body(patches.get(2)).at(annotation).isNull()).as("nothing moved with it").isTrue();
 
     // A parent created later, from the watch of unassigned ones.
     api.clearActions();

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 
@@ -23,6 +24,7 @@ public final class FakeInformerLease implements InformerLease {
   private final ApiResource resource;
   private final Map<String, KubeObject> objects = new ConcurrentHashMap<>();
   private final Sinks.Many<ObjectEvent> events = Sinks.many().multicast().directBestEffort();
+  private volatile @Nullable String resourceVersion;
 
   public FakeInformerLease(ApiResource resource) {
     this.resource = Objects.requireNonNull(resource, "resource");
@@ -39,6 +41,7 @@ public final class FakeInformerLease implements InformerLease {
    * as an informer does (a handler reading the cache sees the event's state). Call it from one thread at a time.
    */
   public synchronized void deliver(ObjectEvent event) {
+    resourceVersion = event.object().resourceVersion();
     if (event.type() == ObjectEvent.Type.DELETED) {
       objects.remove(keyOf(event.object()));
     } else {
@@ -59,6 +62,21 @@ public final class FakeInformerLease implements InformerLease {
   @Override
   public boolean hasSynced() {
     return true;
+  }
+
+  /**
+   * The resourceVersion of the last event {@linkplain #deliver delivered}, or the one a test {@linkplain #caughtUpTo
+   * set}; {@code null} before either.
+   */
+  @Override
+  public @Nullable String resourceVersion() {
+    return resourceVersion;
+  }
+
+  /** The cache has caught up to {@code version} (a bookmark, or the list a test's objects came with). */
+  public FakeInformerLease caughtUpTo(String version) {
+    resourceVersion = version;
+    return this;
   }
 
   @Override

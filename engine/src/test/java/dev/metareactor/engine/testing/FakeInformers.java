@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 
 /**
@@ -97,6 +98,11 @@ public final class FakeInformers implements Informers {
     @Override
     public boolean hasSynced() {
       return cache.hasSynced();
+    }
+
+    @Override
+    public @Nullable String resourceVersion() {
+      return cache.resourceVersion();
     }
 
     @Override

@@ -57,7 +57,7 @@ public final class CompositeSyncFixture {
 
   /** @param syncHook answers every sync request */
   public CompositeSyncFixture(HookCaller syncHook) {
-    this(syncHook, false);
+    this(syncHook, false, ObjectSync.Placement.HERE);
   }
 
   /**
@@ -65,6 +65,23 @@ public final class CompositeSyncFixture {
    * @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"}
    */
   public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard) {
+    this(syncHook, deleteGuard, ObjectSync.Placement.HERE);
+  }
+
+  /**
+   * @param syncHook answers every sync request
+   * @param placement where each parent is synced (with {@code --sharding}: moved, held back, or here)
+   */
+  public CompositeSyncFixture(HookCaller syncHook, ObjectSync.Placement placement) {
+    this(syncHook, false, placement);
+  }
+
+  /**
+   * @param syncHook answers every sync request
+   * @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"}
+   * @param placement where each parent is synced (with {@code --sharding}: moved, held back, or here)
+   */
+  public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard, ObjectSync.Placement placement) {
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
          "metadata": {"name": "things", "annotations": {"%s": "%s"}},
@@ -86,7 +103,7 @@ public final class CompositeSyncFixture {
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
         new ChildrenManager(api,
             ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"), this::record),
-        finalizers, this::record);
+        finalizers, this::record, placement);
   }
 
   private void record(KubeObject object, EventRecorder.Type type, String reason, String message) {
@@ -106,6 +123,11 @@ public final class CompositeSyncFixture {
   /** The children's informer cache. */
   public FakeInformerLease configMaps() {
     return configMaps;
+  }
+
+  /** The parents' informer cache. */
+  public FakeInformerLease parents() {
+    return parents;
   }
 
   /**
