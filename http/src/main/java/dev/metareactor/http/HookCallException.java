@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Why a hook call failed. Every error a {@link Hook#call} Mono signals is one of these; a hook asking to be called
  * later (HTTP 429) is the subclass {@link HookRetryAfterException}, which the engine re-queues without counting an
- * error.
+ * error when it says when (a usable {@code Retry-After}).
  *
  * <p>The message names the hook and ends with what resilience did about it, for example {@code sync hook
  * http://hooks.default:80/sync: unsupported status code: 503 body: restarting (attempts: 3, circuit breaker:

@@ -134,9 +134,9 @@ public record HookClientOptions(Pool pool, RetryOptions retry, BreakerOptions br
   }
 
   /**
-   * The circuit breaker of each endpoint: when too many of the last calls failed with an outage (transient failures
-   * and attempt timeouts; never 4xx, 429 or unusable answers), calls fail fast for a while, then a few trial calls
-   * decide whether to close it again.
+   * The circuit breaker of each endpoint: when too many of the last calls failed with an outage (transient failures,
+   * attempt timeouts and 429 without a usable {@code Retry-After}; never other 4xx, a 429 with a delay or unusable
+   * answers), calls fail fast for a while, then a few trial calls decide whether to close it again.
    *
    * @param failureRateThreshold the failure percentage (1-100) of the sliding window that opens the breaker
    * @param slidingWindowSize how many of the last attempts are counted

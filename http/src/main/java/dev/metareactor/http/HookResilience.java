@@ -25,8 +25,10 @@ import org.slf4j.LoggerFactory;
  *       (upstream retries nothing, and the issue lists only 502-504): a hook pod that is restarting or whose
  *       dependency blipped typically answers 500, and a hook is a pure function of its request, so sending the same
  *       request again is safe. Never retried: other 4xx, 429, unusable answers, TLS failures, the deadline.</li>
- *   <li>Counted by the breaker as an outage: transient failures and calls that ran into their deadline (a hung hook
- *       must open the breaker too). Everything else counts as the hook being reachable.</li>
+ *   <li>Counted by the breaker as an outage: transient failures, calls that ran into their deadline (a hung hook
+ *       must open the breaker too) and 429 without a usable {@code Retry-After} (an overloaded hook that does not
+ *       say for how long must not be called at full speed). Everything else, a 429 with a delay among them, counts
+ *       as the hook being reachable.</li>
  * </ul>
  *
  * <p>There is one breaker and one retry instance per endpoint URL, named by it, shared by every hook calling that
@@ -83,6 +85,7 @@ final class HookResilience {
 
   static boolean isOutage(Throwable error) {
     return error instanceof HookCallException failure
-        && (failure.isTransient() || failure.reason() == HookCallException.Reason.TIMEOUT);
+        && (failure.isTransient() || failure.reason() == HookCallException.Reason.TIMEOUT
+            || failure instanceof HookRetryAfterException tooMany && !tooMany.hasDelay());
   }
 }

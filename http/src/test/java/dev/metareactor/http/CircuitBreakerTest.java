@@ -86,15 +86,32 @@ class CircuitBreakerTest extends ScriptedHookTest {
   }
 
   @Test
-  void clientErrorsAndTooManyRequestsNeverOpenIt() {
-    Hook hook = hook(Duration.ofSeconds(10), status(400, "bad"), status(422, "invalid"), status(429, ""),
-        ok("not json"), status(404, ""));
+  void clientErrorsAndTooManyRequestsWithADelayNeverOpenIt() {
+    Hook hook = hook(Duration.ofSeconds(10), status(400, "bad"), status(422, "invalid"),
+        status(429, "", "Retry-After", "5"), ok("not json"), status(404, ""));
 
     for (int i = 0; i < 8; i++) {
       fail(hook.call(request(), ROOT));
     }
 
     assertThat(hook.breakerState()).isEqualTo(State.CLOSED);
+  }
+
+  @Test
+  void tooManyRequestsThatDoNotSayWhenOpenIt() {
+    // An overloaded hook that gives no usable delay: absent, zero, garbage, a date in the past.
+    Hook hook = hook(Duration.ofSeconds(10), status(429, ""), status(429, "", "Retry-After", "0"),
+        status(429, "", "Retry-After", "soon"), status(429, "", "Retry-After", "Sun, 22 Nov 2026 09:00:00 GMT"));
+
+    for (int i = 0; i < 4; i++) {
+      HookCallException failure = fail(hook.call(request(), ROOT));
+      assertThat(failure).isInstanceOfSatisfying(HookRetryAfterException.class,
+          tooMany -> assertThat(tooMany.hasDelay()).isFalse());
+    }
+
+    assertThat(hook.breakerState()).isEqualTo(State.OPEN);
+    assertThat(fail(hook.call(request(), ROOT)).reason()).isEqualTo(Reason.CIRCUIT_OPEN);
+    assertThat(server.requests()).hasSize(4);
   }
 
   @Test

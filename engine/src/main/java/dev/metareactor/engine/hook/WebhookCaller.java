@@ -11,9 +11,11 @@ import reactor.core.scheduler.Scheduler;
 import tools.jackson.databind.JsonNode;
 
 /**
- * A {@link HookCaller} over a webhook of the hook client: the answer's body, a 429 turned into
- * {@link RetryAfterException}, and the rest of the sync moved off the Netty event loop that delivered the answer
- * (merging children and building writes is CPU work that must not delay other hooks' I/O).
+ * A {@link HookCaller} over a webhook of the hook client: the answer's body, a 429 with a usable {@code Retry-After}
+ * turned into {@link RetryAfterException} (one without stays a failure: the sync backs off and counts it, so an
+ * overloaded hook that does not say for how long is never called in a hot loop), and the rest of the sync moved off
+ * the Netty event loop that delivered the answer (merging children and building writes is CPU work that must not
+ * delay other hooks' I/O).
  *
  * <p>The hook can be {@linkplain #use replaced} while syncs run (its TLS material or credentials changed), or
  * {@linkplain #unusable made unusable} with a reason (a Secret it needs is missing): calls then fail with that
@@ -57,8 +59,8 @@ public final class WebhookCaller implements HookCaller {
     return hook.call(request, new CacheKey(root.kind(), root.namespace(), root.name()))
         .publishOn(continueOn)
         .map(HookResponse::body)
-        .onErrorMap(HookRetryAfterException.class,
-            e -> new RetryAfterException(e.retryAfter(), e.getMessage()));
+        .onErrorMap(e -> e instanceof HookRetryAfterException tooMany && tooMany.hasDelay(),
+            e -> new RetryAfterException(((HookRetryAfterException) e).retryAfter(), e.getMessage()));
   }
 
   @Override

@@ -63,6 +63,13 @@ import reactor.core.scheduler.Scheduler;
  *       reset the key's failure count; {@link Outcome.Kind#RETRY_AFTER RETRY_AFTER} re-adds after its delay and
  *       leaves the count alone; a SUCCESS with a delay re-adds after it (resync). A
  *       {@link Outcome.Kind#CANCELLED CANCELLED} run is re-queued at once.
+ *   <li><b>Told to come back later.</b> A run whose work asked to be retried later with a usable delay (a hook's
+ *       429 with {@code Retry-After}) ends RETRY_AFTER, whose delay is always positive. One asked to come back
+ *       without a usable delay (a 429 without {@code Retry-After}, with {@code 0}, a past date or garbage) ends
+ *       FAILED: it waits at least the key's backoff, counts as a failure and takes a token of the retry bucket.
+ *       So a key whose runs keep failing runs at most {@code 1 + floor(log2(T / baseDelay + 1))} times in
+ *       {@code T} without a new event (with the defaults: 8 times in the first second, 13 in the first 30 s), and
+ *       an overloaded hook that does not say for how long is never called in a hot loop.
  *   <li><b>Shutdown.</b> {@link #shutDown} refuses every later add and delayed add and drops the pending delayed
  *       adds. Keys that were already waiting (including keys added while running) still run, in-flight runs
  *       finish, failed runs are not retried. Then {@link #keys()} completes and the returned {@code Mono} emits

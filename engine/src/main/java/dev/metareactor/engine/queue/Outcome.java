@@ -9,7 +9,7 @@ import java.util.Objects;
  *
  * @param kind what happened
  * @param after for {@link Kind#SUCCESS}: run the key again after this delay (a hook's {@code resyncAfterSeconds}),
- *     zero for no resync; for {@link Kind#RETRY_AFTER}: run the key again after this delay, zero for at once;
+ *     zero for no resync; for {@link Kind#RETRY_AFTER}: run the key again after this delay, always positive;
  *     always zero for {@link Kind#FAILED} and {@link Kind#CANCELLED}
  */
 public record Outcome(Kind kind, Duration after) {
@@ -21,8 +21,9 @@ public record Outcome(Kind kind, Duration after) {
     /** The run failed: the key is retried after the rate limiter's delay (client-go's {@code AddRateLimited}). */
     FAILED,
     /**
-     * The key must run again after {@link Outcome#after()}, which is not an error (a hook's HTTP 429 with
-     * {@code Retry-After}): the failure count is left as it is.
+     * The key must run again after {@link Outcome#after()}, which is not an error (a hook's HTTP 429 with a usable
+     * {@code Retry-After}): the failure count is left as it is. The delay is positive: a run told to come back
+     * without a delay ended {@link #FAILED}, see {@link KeyedWorkQueue}.
      */
     RETRY_AFTER,
     /**
@@ -45,6 +46,9 @@ public record Outcome(Kind kind, Duration after) {
     if ((kind == Kind.FAILED || kind == Kind.CANCELLED) && !after.isZero()) {
       throw new IllegalArgumentException(kind + " takes no delay, got " + after);
     }
+    if (kind == Kind.RETRY_AFTER && after.isZero()) {
+      throw new IllegalArgumentException("RETRY_AFTER needs a positive delay (without one the run FAILED)");
+    }
   }
 
   /** The key converged and needs no resync. */
@@ -62,7 +66,7 @@ public record Outcome(Kind kind, Duration after) {
     return FAILED;
   }
 
-  /** The key runs again after {@code delay} without counting a failure. */
+  /** The key runs again after {@code delay} (positive) without counting a failure. */
   public static Outcome retryAfter(Duration delay) {
     return new Outcome(Kind.RETRY_AFTER, delay);
   }

@@ -407,6 +407,23 @@ class KeyedWorkQueueTest {
   }
 
   @Test
+  void aKeyThatKeepsFailingRunsAtMostOncePerBackoffStepNeverInAHotLoop() {
+    // client-go's defaults: 5 ms doubling; a hook answering 429 without a usable Retry-After ends FAILED.
+    KeyedWorkQueue<String> queue = queue(WorkQueueOptions.of("test-queue", "test", 1));
+    TimedSync sync = running(queue, new TimedSync(Duration.ZERO, key -> Outcome.failed()));
+
+    queue.add("a");
+    advance(Duration.ofSeconds(1));
+    int firstSecond = sync.startsOf("a").size();
+    advance(Duration.ofSeconds(29));
+
+    // The contract on KeyedWorkQueue: at most 1 + floor(log2(T / baseDelay + 1)) runs in T.
+    assertThat(firstSecond).isEqualTo(1 + (int) Math.floor(Math.log(1000.0 / 5 + 1) / Math.log(2))).isEqualTo(8);
+    assertThat(sync.startsOf("a")).hasSize(13);
+    assertThat(queue.numRequeues("a")).isEqualTo(13);
+  }
+
+  @Test
   void successWithADelayResyncsTheKeyAfterIt() {
     KeyedWorkQueue<String> queue = queue(1);
     TimedSync sync = running(queue, new TimedSync(Duration.ZERO, key -> Outcome.resyncAfter(Duration.ofSeconds(60))));

@@ -30,6 +30,13 @@ class OutcomeAndOptionsTest {
   }
 
   @Test
+  void aRetryAfterNeedsADelayOtherwiseItIsAFailure() {
+    // "Come back at once" would re-run the key in a hot loop: without a usable delay the run FAILED (backoff).
+    assertThatThrownBy(() -> Outcome.retryAfter(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("positive delay");
+  }
+
+  @Test
   void optionsDefaultToClientGosRateLimiter() {
     WorkQueueOptions options = WorkQueueOptions.of("CompositeController-web", "web", 5);
 

@@ -1,0 +1,79 @@
+package dev.metareactor.engine.hook;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.metareactor.http.HookCallException;
+import dev.metareactor.http.HookClient;
+import dev.metareactor.http.HookClientOptions;
+import dev.metareactor.http.HookIdentity;
+import dev.metareactor.http.WebhookSpec;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import tools.jackson.databind.json.JsonMapper;
+
+/** A hook's 429: waited out when it says for how long, a failure (backoff, counted) when it does not. */
+class WebhookCallerTest {
+
+  private static final HookCaller.RootObject ROOT = new HookCaller.RootObject("Widget", "default", "w1");
+
+  private final HookClient client = HookClient.create(HookClientOptions.DEFAULTS, new SimpleMeterRegistry());
+  private volatile String retryAfter;
+  private final DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
+      .route(routes -> routes.post("/sync", (request, response) -> {
+        response.status(429);
+        if (retryAfter != null) {
+          response.header("Retry-After", retryAfter);
+        }
+        return request.receive().then(response.sendString(Mono.just("slow down")).then());
+      }))
+      .bindNow();
+
+  @AfterEach
+  void close() {
+    client.close();
+    server.disposeNow();
+  }
+
+  private Throwable call() {
+    WebhookCaller caller = new WebhookCaller("not yet", Schedulers.parallel());
+    caller.use(client.hook(WebhookSpec.of("http://127.0.0.1:" + server.port() + "/sync"),
+        new HookIdentity("sync", "test", "CompositeController")));
+    return catchThrowable(() -> caller.call(JsonMapper.builder().build().readTree("{}"), ROOT)
+        .block(Duration.ofSeconds(30)));
+  }
+
+  @Test
+  void aTooManyRequestsWithADelayIsARetryAfter() {
+    retryAfter = "3";
+
+    assertThat(call()).isInstanceOfSatisfying(RetryAfterException.class,
+        retry -> assertThat(retry.delay()).isEqualTo(Duration.ofSeconds(3)));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "0", "-5", "soon", "Sun, 06 Nov 1994 08:49:37 GMT"})
+  void aTooManyRequestsWithoutAUsableDelayIsAFailureNotACallAgainAtOnce(String header) {
+    retryAfter = header.isEmpty() ? null : header;
+
+    Throwable error = call();
+
+    assertThat(error).isInstanceOf(HookCallException.class).isNotInstanceOf(RetryAfterException.class);
+    assertThat(error.getMessage()).contains("too many requests", "retrying with backoff");
+  }
+
+  @Test
+  void aRetryAfterIsNeverZero() {
+    assertThatThrownBy(() -> new RetryAfterException(Duration.ZERO, "429"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("positive");
+  }
+}
