@@ -68,9 +68,32 @@ final class BodyCollector {
     return kept;
   }
 
-  /** The kept bytes as text, marked when the body went on. */
+  /**
+   * The kept bytes as one line of text for a message, marked with {@code ...} when the body went on: control and
+   * format characters (line breaks, escapes, bidirectional overrides) and runs of white space become one space, so
+   * what a hook sends cannot forge log lines or hide text in an Event; a character cut in two at the end is dropped.
+   */
   String text() {
     String text = new String(bytes, 0, kept, StandardCharsets.UTF_8);
-    return total > kept ? text + "..." : text;
+    boolean cut = total > kept;
+    if (cut && text.endsWith("\uFFFD")) {
+      text = text.substring(0, text.length() - 1);
+    }
+    StringBuilder line = new StringBuilder(text.length());
+    boolean space = false;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      int type = Character.getType(c);
+      boolean blank = Character.isWhitespace(c) || type == Character.CONTROL || type == Character.FORMAT
+          || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
+      if (!blank) {
+        line.append(c);
+      } else if (!space && line.length() > 0) {
+        line.append(' ');
+      }
+      space = blank;
+    }
+    String shown = line.toString().strip();
+    return cut ? shown + "..." : shown;
   }
 }

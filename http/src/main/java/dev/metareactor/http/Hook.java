@@ -38,7 +38,7 @@ import tools.jackson.databind.ObjectMapper;
  *       and a 304 or 412 answer yields the cached body;</li>
  *   <li>success only on HTTP 200 with a JSON body no larger than {@link HookClientOptions#maxResponseBytes()}; 429
  *       yields {@link HookRetryAfterException}; anything else a {@link HookCallException} with the status and the
- *       start of the body.</li>
+ *       first {@value #ERROR_BODY_EXCERPT} bytes of the body on one line (see {@link BodyCollector#text()}).</li>
  * </ul>
  *
  * <p>Why the breaker wraps the retries and the deadline rather than each attempt: a hook that accepts connections
@@ -50,7 +50,11 @@ import tools.jackson.databind.ObjectMapper;
  */
 public final class Hook {
 
-  private static final int ERROR_BODY_EXCERPT = 1024;
+  /**
+   * How much of an error page goes into the failure's message (and so into Events and logs): enough to recognise
+   * the error, too little to carry a page of whatever the hook echoes.
+   */
+  static final int ERROR_BODY_EXCERPT = 256;
   /** Larger bodies are parsed on boundedElastic so a 64 MiB answer does not stall an event loop. */
   private static final int PARSE_OFF_LOOP_BYTES = 1 << 20;
 

@@ -57,10 +57,15 @@ public record HookAuth(String headerValue) {
     return new HookAuth("Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8)));
   }
 
+  /** The scheme ({@code Bearer}, {@code Basic}, ...): what may be said about the credentials. */
+  public String scheme() {
+    int space = headerValue.indexOf(' ');
+    return space > 0 ? headerValue.substring(0, space) : "";
+  }
+
   /** Never prints the credentials. */
   @Override
   public String toString() {
-    int space = headerValue.indexOf(' ');
-    return "HookAuth[" + (space > 0 ? headerValue.substring(0, space) : "") + " <redacted>]";
+    return "HookAuth[" + scheme() + " <redacted>]";
   }
 }

@@ -42,7 +42,8 @@ public final class HookClient implements AutoCloseable {
   private final HookResilience resilience;
   private final Map<MetricsKey, HookMetrics> metrics = new ConcurrentHashMap<>();
 
-  private record MetricsKey(HookIdentity identity, HookEndpoint endpoint) {}
+  /** By the shown URL: two URLs that differ only in their secrets are one hook to the meters. */
+  private record MetricsKey(HookIdentity identity, String url) {}
 
   private HookClient(HookClientOptions options, MeterRegistry meters, Clock clock) {
     this.options = options;
@@ -111,12 +112,12 @@ public final class HookClient implements AutoCloseable {
       SslContext context = sslContext(spec.tls());
       client = client.secure(ssl -> ssl.sslContext(context));
     }
-    if (spec.auth().isPresent()) {
-      String authorization = spec.auth().get().headerValue();
+    if (spec.effectiveAuth().isPresent()) {
+      String authorization = spec.effectiveAuth().get().headerValue();
       client = client.headers(headers -> headers.set(HttpHeaderNames.AUTHORIZATION, authorization));
     }
-    HookMetrics hookMetrics = metrics.computeIfAbsent(new MetricsKey(identity, spec.endpoint()),
-        key -> new HookMetrics(meters, key.identity(), key.endpoint()));
+    HookMetrics hookMetrics = metrics.computeIfAbsent(new MetricsKey(identity, spec.endpoint().redacted()),
+        key -> new HookMetrics(meters, key.identity(), key.url()));
     return new Hook(spec, identity, client, json, hookMetrics, resilience, etags, options.maxResponseBytes(), clock);
   }
 

@@ -12,8 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The meters of one hook (identity + URL), named as Metacontroller's so dashboards carry over. With the Prometheus
- * registry they read, for hook type {@code sync}:
+ * The meters of one hook (identity + redacted URL), named as Metacontroller's so dashboards carry over. With the
+ * Prometheus registry they read, for hook type {@code sync}:
  *
  * <ul>
  *   <li>{@code metacontroller_sync_requests_total{code, method, url, controller_name, controller_type}} — every HTTP
@@ -50,10 +50,14 @@ final class HookMetrics {
   private final Counter etagHits;
   private final Counter etagMisses;
 
-  HookMetrics(MeterRegistry registry, HookIdentity identity, HookEndpoint endpoint) {
+  /**
+   * @param url the hook's {@linkplain HookEndpoint#redacted() redacted} URL, the {@code url} label: never user info
+   *     or a query, which may hold secrets
+   */
+  HookMetrics(MeterRegistry registry, HookIdentity identity, String url) {
     this.registry = registry;
     this.prefix = "metacontroller." + identity.hookType() + ".";
-    this.hookTags = Tags.of("url", endpoint.toString(), "controller_name", identity.controllerName(),
+    this.hookTags = Tags.of("url", url, "controller_name", identity.controllerName(),
         "controller_type", identity.controllerType());
     this.duration = Timer.builder(prefix + "request.duration.histogram")
         .description("A histogram of request latencies.")

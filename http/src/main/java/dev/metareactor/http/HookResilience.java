@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  *       as the hook being reachable.</li>
  * </ul>
  *
- * <p>There is one breaker and one retry instance per endpoint URL, named by it, shared by every hook calling that
- * URL. Their Micrometer meters are Resilience4j's: {@code resilience4j_circuitbreaker_state{name=<url>,state=...}},
+ * <p>There is one breaker and one retry instance per endpoint URL (as {@linkplain HookEndpoint#redacted() shown}:
+ * without user info or query), named by it, shared by every hook calling that URL. Their Micrometer meters are
+ * Resilience4j's: {@code resilience4j_circuitbreaker_state{name=<url>,state=...}},
  * {@code resilience4j_circuitbreaker_calls_seconds}, {@code resilience4j_circuitbreaker_not_permitted_calls_total},
  * {@code resilience4j_retry_calls_total{kind=successful_with_retry|failed_with_retry|...}}.
  */
@@ -71,12 +72,13 @@ final class HookResilience {
     TaggedRetryMetrics.ofRetryRegistry(retries).bindTo(meters);
   }
 
+  /** Named by the redacted URL: the name is a metric label and a log argument. */
   CircuitBreaker breaker(HookEndpoint endpoint) {
-    return breakers.circuitBreaker(endpoint.toString());
+    return breakers.circuitBreaker(endpoint.redacted());
   }
 
   Retry retry(HookEndpoint endpoint) {
-    return retries.retry(endpoint.toString());
+    return retries.retry(endpoint.redacted());
   }
 
   static boolean worthRetrying(Throwable error) {

@@ -23,7 +23,8 @@ import tools.jackson.databind.JsonNode;
  *     negative (logged, as upstream)
  * @param etag ETag caching
  * @param tls TLS materials, used for {@code https} endpoints only
- * @param auth the {@code Authorization} header, if any
+ * @param auth the {@code Authorization} header from the webhook's {@code authorization} or {@code basicAuth}, if any
+ *     (see {@link #effectiveAuth()} for what is sent)
  */
 public record WebhookSpec(HookEndpoint endpoint, Duration timeout, EtagSettings etag, TlsMaterials tls,
     Optional<HookAuth> auth) {
@@ -66,6 +67,19 @@ public record WebhookSpec(HookEndpoint endpoint, Duration timeout, EtagSettings 
 
   public WebhookSpec withAuth(@Nullable HookAuth newAuth) {
     return new WebhookSpec(endpoint, timeout, etag, tls, Optional.ofNullable(newAuth));
+  }
+
+  /**
+   * The {@code Authorization} header calls carry: the configured credentials, else the basic auth of the URL's user
+   * info ({@code user:password@host}, which Go's HTTP client, and so upstream, sends).
+   */
+  public Optional<HookAuth> effectiveAuth() {
+    return auth.isPresent() ? auth : endpoint.userInfoAuth();
+  }
+
+  /** Whether calls send credentials over plain {@code http}, where anyone on the way can read them. */
+  public boolean sendsCredentialsInTheClear() {
+    return !endpoint.secure() && effectiveAuth().isPresent();
   }
 
   /**

@@ -111,13 +111,18 @@ class HookClientTest extends ScriptedHookTest {
   }
 
   @Test
-  void anErrorPageIsCutToItsFirstKilobyte() {
-    Hook hook = hook(status(400, "x".repeat(5000)));
+  void anErrorPageIsCutToItsFirst256BytesOnOneLine() {
+    Hook hook = hook(status(400, "x".repeat(5000)), status(500, "<html>\n  <body>\r\n\tfailed:\u001b[2J"
+        + "\u202egnp.exe\u0000 " + "y".repeat(300)));
 
     HookCallException failure = fail(hook.call(request(), ROOT));
+    HookCallException page = fail(hook.call(request(), ROOT));
 
     assertThat(failure.detail()).startsWith("unsupported status code: 400 body: xxx").endsWith("x...")
-        .hasSize("unsupported status code: 400 body: ".length() + 1024 + 3);
+        .hasSize("unsupported status code: 400 body: ".length() + 256 + 3);
+    // Line breaks, tabs, terminal escapes, a right-to-left override and NUL: one space each run, nothing else.
+    assertThat(page.detail()).startsWith("unsupported status code: 500 body: <html> <body> failed: [2J gnp.exe yyy")
+        .endsWith("y...").doesNotContain("\n", "\r", "\t", "\u001b", "\u202e", "\u0000");
   }
 
   @Test

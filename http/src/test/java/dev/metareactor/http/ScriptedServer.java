@@ -28,8 +28,8 @@ import reactor.netty.http.server.HttpServerResponse;
  */
 final class ScriptedServer implements AutoCloseable {
 
-  /** A request as the server saw it. */
-  record Seen(HttpHeaders headers, String body) {}
+  /** A request as the server saw it; {@code uri} is the request target (path and query). */
+  record Seen(HttpHeaders headers, String body, String uri) {}
 
   /** How to answer one request. */
   @FunctionalInterface
@@ -63,7 +63,7 @@ final class ScriptedServer implements AutoCloseable {
         .handle((request, response) -> request.receive().aggregate().asString(StandardCharsets.UTF_8)
             .defaultIfEmpty("")
             .flatMap(body -> {
-              seen.add(new Seen(request.requestHeaders().copy(), body));
+              seen.add(new Seen(request.requestHeaders().copy(), body, request.uri()));
               received.release();
               return Mono.from(reply().send(request, response));
             }))

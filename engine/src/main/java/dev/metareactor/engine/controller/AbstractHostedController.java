@@ -414,7 +414,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
             new WorkQueueOptions(kind + "-" + name, name, workerCount, context.options().retry()),
             context.scheduling(), context.meters());
         hookMaterials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
-            context.scheduling(), this::reportHookProblem);
+            context.scheduling(), this::reportHookProblem, this::reportInsecureHook);
         SyncMetrics metrics = new SyncMetrics(context.meters(), name, workerCount);
         syncMetrics = metrics;
         subscriptions.add(metrics::close);
@@ -485,6 +485,12 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     log.warn("{} {}: {}", kind, name, problem);
     context.events().record(controllerObject, EventRecorder.Type.Warning, "SyncError",
         "[" + name + "] Sync error - " + problem);
+  }
+
+  /** A hook sends credentials over plain http: once per hook, a Warning on the controller. */
+  private void reportInsecureHook(String warning) {
+    log.warn("{} {}: {}", kind, name, warning);
+    context.events().record(controllerObject, EventRecorder.Type.Warning, "InsecureCredentials", warning);
   }
 
   private Mono<Void> awaitSynced() {

@@ -7,6 +7,7 @@ import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.Informers;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.http.HookAuth;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookIdentity;
 import dev.metareactor.http.InvalidWebhookException;
@@ -15,11 +16,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,7 +36,9 @@ import tools.jackson.databind.JsonNode;
  * it are rebuilt in place — the controller keeps running, and the next call uses the new material.
  *
  * <p>A hook whose material is missing or unusable fails its calls with the reason (so each parent's sync records
- * it) until the material is fixed; each new problem is also reported once through the given callback.
+ * it) until the material is fixed; each new problem is also reported once through the given callback. A hook that
+ * sends credentials (its own, or the user info of its URL) over plain {@code http} is reported once too: it works,
+ * but anyone on the network path can read them.
  *
  * <p>Use: {@link #register} every hook, {@link #watch} (and wait for the returned informers), {@link #refresh},
  * and {@link #close} when the controller stops.
@@ -50,22 +55,26 @@ public final class HookMaterials implements AutoCloseable {
   private final HookClient client;
   private final Scheduling scheduling;
   private final Consumer<String> onProblem;
+  private final Consumer<String> onInsecure;
   private final List<Registered> hooks = new ArrayList<>();
   private final Map<ObjectRef, InformerLease> watched = new LinkedHashMap<>();
   private final List<Disposable> subscriptions = new ArrayList<>();
   private final Map<HookIdentity, String> reported = new HashMap<>();
+  private final Set<HookIdentity> warnedInsecure = new HashSet<>();
   private boolean closed;
 
   /**
    * @param onProblem told once about each new reason a hook cannot be called (for a Warning Event)
+   * @param onInsecure told once per hook that sends credentials over plain {@code http} (for a Warning Event)
    */
   public HookMaterials(Informers informers, DiscoveredResources discovery, HookClient client, Scheduling scheduling,
-      Consumer<String> onProblem) {
+      Consumer<String> onProblem, Consumer<String> onInsecure) {
     this.informers = Objects.requireNonNull(informers, "informers");
     this.discovery = Objects.requireNonNull(discovery, "discovery");
     this.client = Objects.requireNonNull(client, "client");
     this.scheduling = Objects.requireNonNull(scheduling, "scheduling");
     this.onProblem = Objects.requireNonNull(onProblem, "onProblem");
+    this.onInsecure = Objects.requireNonNull(onInsecure, "onInsecure");
   }
 
   /**
@@ -78,7 +87,7 @@ public final class HookMaterials implements AutoCloseable {
     WebhookCaller caller = new WebhookCaller(identity.hookType() + " hook: waiting for "
         + materials.references(), scheduling.work());
     if (materials.references().isEmpty()) {
-      caller.use(client.hook(materials.applyTo(base, ref -> Optional.empty()), identity));
+      caller.use(client.hook(checked(materials.applyTo(base, ref -> Optional.empty()), identity), identity));
     }
     hooks.add(new Registered(base, materials, identity, caller));
     return caller;
@@ -122,7 +131,7 @@ public final class HookMaterials implements AutoCloseable {
         continue;
       }
       try {
-        WebhookSpec spec = hook.materials().applyTo(hook.base(), this::data);
+        WebhookSpec spec = checked(hook.materials().applyTo(hook.base(), this::data), hook.identity());
         hook.caller().use(client.hook(spec, hook.identity()));
         if (reported.remove(hook.identity()) != null) {
           LOG.info("{} hook of {} {}: its material is usable again", hook.identity().hookType(),
@@ -136,6 +145,16 @@ public final class HookMaterials implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** The spec as it is, after telling once if it sends credentials in the clear. */
+  private WebhookSpec checked(WebhookSpec spec, HookIdentity identity) {
+    if (spec.sendsCredentialsInTheClear() && warnedInsecure.add(identity)) {
+      String scheme = spec.effectiveAuth().map(HookAuth::scheme).orElse("");
+      onInsecure.accept(identity.hookType() + " hook " + spec.endpoint() + " sends " + scheme
+          + " credentials over plain http, where anyone on the network path can read them: use https");
+    }
+    return spec;
   }
 
   /** The decoded data of a watched object, or empty if it does not exist. */

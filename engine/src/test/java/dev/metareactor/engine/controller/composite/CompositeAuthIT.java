@@ -154,6 +154,30 @@ class CompositeAuthIT extends CompositeTestBase {
   }
 
   @Test
+  void aBearerTokenSentOverPlainHttpWorksAndTheControllerIsWarnedOnce() {
+    parents = ParentCrd.create(cluster, "Plain");
+    secret("plain-token", Map.of("token", "plain-s3cret"));
+    String ns = cluster.namespace();
+    String controller = authController(hooks.url("/sync"), "        authorization:\n          secretRef:\n"
+        + "            name: plain-token\n            namespace: " + ns + "\n            key: token\n", "");
+    createParent("plain", List.of("a"), "v1");
+    awaitChild("plain-a", "v1");
+    // Credentials read again (the Secret changed) and more syncs: still one warning.
+    secret("plain-token", Map.of("token", "plain-s3cret-2"));
+    setSpec("plain", List.of("a", "b"), "v1");
+    awaitChild("plain-b", "v1");
+
+    await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", controller, "InsecureCredentials",
+        "sync hook " + hooks.url("/sync") + " sends Bearer credentials over plain http"));
+    assertThat(engine.eventsAbout("default", controller)).filteredOn(e -> e.getReason().equals("InsecureCredentials"))
+        .singleElement().satisfies(e -> {
+          assertThat(e.getType()).isEqualTo("Warning");
+          assertThat(e.getCount()).isEqualTo(1);
+          assertThat(e.getMessage()).doesNotContain("plain-s3cret");
+        });
+  }
+
+  @Test
   void credentialsThatAppearOrChangeAreUsedWithoutRestartingTheController() throws Exception {
     parents = ParentCrd.create(cluster, "Rotate");
     String url = startSecureHook(ClientAuth.NONE, "Bearer second");
