@@ -1,63 +1,84 @@
 package dev.metareactor.http;
 
-import dev.metareactor.http.HookCallException.Reason;
 import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 
 /**
- * Accumulates a response body chunk by chunk, keeping at most {@code keep} bytes and failing as soon as the body
- * passes {@code cap} — so an oversized or endless answer costs at most {@code cap} bytes of reading and {@code keep}
- * bytes of memory, never an {@code OutOfMemoryError}. Confined to the connection's event loop; not thread-safe.
+ * Accumulates an HTTP body chunk by chunk, keeping at most {@code keep} bytes and failing as soon as the body passes
+ * {@code cap} — so an oversized or endless body costs at most {@code cap} bytes of reading and {@code keep} bytes of
+ * memory, never an {@code OutOfMemoryError}. Hook answers and error pages on the client side, requests in
+ * {@link HookServer}. Confined to the connection's event loop; not thread-safe.
  */
 final class BodyCollector {
 
-  private final int status;
   private final int keep;
   private final long cap;
+  private final LongConsumer allocated;
+  private final Supplier<? extends RuntimeException> tooLarge;
   private byte[] bytes;
   private int kept;
   private long total;
 
   /**
-   * @param status the answer's HTTP status, for the error
    * @param keep how many bytes to keep (all of a body that is parsed, the start of an error page)
    * @param cap the most bytes accepted in total
    * @param expectedLength the {@code Content-Length}, or -1, to size the buffer once
+   * @param allocated told each time the buffer grows, with the bytes added (the first time, its initial size); it
+   *     may refuse by throwing, which fails the collection
+   * @param tooLarge the error when the body passes the cap
    */
-  BodyCollector(int status, int keep, long cap, long expectedLength) {
-    this.status = status;
+  BodyCollector(int keep, long cap, long expectedLength, LongConsumer allocated,
+      Supplier<? extends RuntimeException> tooLarge) {
     this.keep = keep;
     this.cap = cap;
+    this.allocated = allocated;
+    this.tooLarge = tooLarge;
     int initial = expectedLength >= 0 ? (int) Math.min(expectedLength, keep) : Math.min(keep, 8192);
+    allocated.accept(initial);
     this.bytes = new byte[initial];
-  }
-
-  static HookCallException tooLarge(int status, long cap) {
-    return new HookCallException(Reason.INVALID_RESPONSE, "response body exceeds the limit of " + cap + " bytes",
-        status, false, null);
   }
 
   /**
    * Copies the chunk (the caller releases it).
    *
-   * @throws HookCallException when the body passes the cap
+   * @throws RuntimeException the {@code tooLarge} error when the body passes the cap, or what {@code allocated}
+   *     threw
    */
   BodyCollector append(ByteBuf chunk) {
     int length = chunk.readableBytes();
     total += length;
     if (total > cap) {
-      throw tooLarge(status, cap);
+      throw tooLarge.get();
     }
     int take = Math.min(length, keep - kept);
     if (take > 0) {
       if (kept + take > bytes.length) {
-        bytes = Arrays.copyOf(bytes, (int) Math.min(keep, Math.max((long) kept + take, 2L * bytes.length)));
+        int grown = (int) Math.min(keep, Math.max((long) kept + take, 2L * bytes.length));
+        allocated.accept(grown - bytes.length);
+        bytes = Arrays.copyOf(bytes, grown);
       }
       chunk.getBytes(chunk.readerIndex(), bytes, kept, take);
       kept += take;
     }
     return this;
+  }
+
+  /** A message's {@code Content-Length}, or -1 when it has none (or one that is not a number). */
+  static long contentLength(HttpHeaders headers) {
+    String value = headers.get(HttpHeaderNames.CONTENT_LENGTH);
+    if (value == null) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(value.strip());
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 
   byte[] bytes() {
@@ -66,6 +87,11 @@ final class BodyCollector {
 
   int length() {
     return kept;
+  }
+
+  /** The size of the buffer held: what {@code allocated} was told in total. */
+  int capacity() {
+    return bytes.length;
   }
 
   /**

@@ -178,12 +178,12 @@ public final class Hook {
       EtagCache.@Nullable Entry cached, int attempt) {
     int code = response.status().code();
     if (code == 200) {
-      long length = contentLength(response);
+      long length = BodyCollector.contentLength(response.responseHeaders());
       if (length > maxResponseBytes) {
-        return Mono.error(BodyCollector.tooLarge(code, maxResponseBytes));
+        return Mono.error(tooLarge());
       }
       String etag = response.responseHeaders().get(HttpHeaderNames.ETAG);
-      return collect(content, code, (int) maxResponseBytes, length)
+      return collect(content, (int) maxResponseBytes, length)
           .flatMap(this::parse)
           .map(parsed -> fresh(parsed, etag, root, attempt));
     }
@@ -194,7 +194,7 @@ public final class Hook {
       String retryAfter = response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER);
       return content.then(Mono.error(() -> HookRetryAfterException.fromHeader(retryAfter, clock)));
     }
-    return collect(content, code, ERROR_BODY_EXCERPT, -1)
+    return collect(content, ERROR_BODY_EXCERPT, -1)
         .flatMap(page -> Mono.error(new HookCallException(Reason.STATUS,
             "unsupported status code: " + code + " body: " + page.text(), code, isTransientStatus(code), null)));
   }
@@ -204,8 +204,14 @@ public final class Hook {
     return code == 500 || code == 502 || code == 503 || code == 504;
   }
 
-  private Mono<BodyCollector> collect(ByteBufFlux content, int code, int keep, long length) {
-    return content.reduceWith(() -> new BodyCollector(code, keep, maxResponseBytes, length), BodyCollector::append);
+  private Mono<BodyCollector> collect(ByteBufFlux content, int keep, long length) {
+    return content.reduceWith(() -> new BodyCollector(keep, maxResponseBytes, length, bytes -> { }, this::tooLarge),
+        BodyCollector::append);
+  }
+
+  private HookCallException tooLarge() {
+    return new HookCallException(Reason.INVALID_RESPONSE, "response body exceeds the limit of " + maxResponseBytes
+        + " bytes", 200, false, null);
   }
 
   private record Parsed(JsonNode body, int bytes) {}
@@ -266,17 +272,5 @@ public final class Hook {
             0, false, error)
         : TransportErrors.classify(error);
     return failure.inContext(name, attempts, breaker.getState());
-  }
-
-  private static long contentLength(HttpClientResponse response) {
-    String value = response.responseHeaders().get(HttpHeaderNames.CONTENT_LENGTH);
-    if (value == null) {
-      return -1;
-    }
-    try {
-      return Long.parseLong(value.strip());
-    } catch (NumberFormatException e) {
-      return -1;
-    }
   }
 }

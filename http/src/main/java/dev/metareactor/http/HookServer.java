@@ -45,7 +45,9 @@ import tools.jackson.databind.json.JsonMapper;
  * }</pre>
  *
  * <p>Routes answer {@code POST} only: 200 with the function's JSON, 400 when the request is not JSON, 404 for an
- * unknown path, 405 for another method, and 500 with the message when the function throws. With
+ * unknown path, 405 for another method, 413 for a request body above {@link Builder#maxRequestBytes} (refused on
+ * its {@code Content-Length} before a byte is read, or as soon as the body passes the limit — never buffered
+ * whole — and the connection closed), and 500 with the message when the function throws. With
  * {@link Builder#etags(boolean) etags} on, every answer carries an {@code ETag} (a hash of its bytes) and a request
  * whose {@code If-None-Match} matches gets 304 — the protocol Metacontroller's {@code etag} option speaks.
  *
@@ -55,15 +57,22 @@ import tools.jackson.databind.json.JsonMapper;
 public final class HookServer implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(HookServer.class);
+  /**
+   * The default largest request body: Metareactor's requests carry the parent, its children and related objects,
+   * which are tens of kilobytes in most controllers and a few megabytes in large ones.
+   */
+  public static final long DEFAULT_MAX_REQUEST_BYTES = 32L << 20;
 
   private final DisposableServer server;
   private final Map<String, BiFunction<JsonNode, HttpHeaders, Mono<JsonNode>>> routes;
   private final boolean etags;
+  private final long maxRequestBytes;
   private final ObjectMapper json = JsonMapper.builder().build();
 
   private HookServer(Builder builder) {
     this.routes = Map.copyOf(builder.routes);
     this.etags = builder.etags;
+    this.maxRequestBytes = builder.maxRequestBytes;
     ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     this.server = HttpServer.create()
         .host(builder.host)
@@ -104,12 +113,18 @@ public final class HookServer implements AutoCloseable {
       response.header(HttpHeaderNames.ALLOW, "POST");
       return text(response, HttpResponseStatus.METHOD_NOT_ALLOWED, "hooks answer POST only");
     }
-    return request.receive().aggregate().asByteArray()
-        .defaultIfEmpty(new byte[0])
-        .flatMap(bytes -> {
+    long declared = BodyCollector.contentLength(request.requestHeaders());
+    if (declared > maxRequestBytes) {
+      return tooLarge(response);
+    }
+    return request.receive()
+        .reduceWith(() -> new BodyCollector((int) maxRequestBytes, maxRequestBytes, declared, bytes -> { },
+            RequestTooLarge::new), BodyCollector::append)
+        .onErrorResume(RequestTooLarge.class, e -> tooLarge(response).then(Mono.<BodyCollector>empty()))
+        .flatMap(collected -> {
           JsonNode body;
           try {
-            body = json.readTree(bytes);
+            body = json.readTree(collected.bytes(), 0, collected.length());
           } catch (JacksonException e) {
             return text(response, HttpResponseStatus.BAD_REQUEST, "request is not JSON: " + e.getOriginalMessage());
           }
@@ -124,6 +139,22 @@ public final class HookServer implements AutoCloseable {
                 return text(response, HttpResponseStatus.INTERNAL_SERVER_ERROR, String.valueOf(e.getMessage()));
               });
         });
+  }
+
+  /** 413, and the connection closed: the rest of the body is not worth reading. */
+  private Mono<Void> tooLarge(HttpServerResponse response) {
+    response.header(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    return text(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+        "request body exceeds the limit of " + maxRequestBytes + " bytes");
+  }
+
+  /** A request body passed the limit while it was read. */
+  private static final class RequestTooLarge extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    RequestTooLarge() {
+      super("request body too large", null, false, false);
+    }
   }
 
   private Mono<Void> json(HttpServerRequest request, HttpServerResponse response, byte[] answer) {
@@ -163,6 +194,7 @@ public final class HookServer implements AutoCloseable {
     private String host = "127.0.0.1";
     private int port;
     private boolean etags;
+    private long maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES;
 
     private Builder() {}
 
@@ -184,6 +216,18 @@ public final class HookServer implements AutoCloseable {
     /** Whether answers carry ETags and matching {@code If-None-Match} requests get 304. */
     public Builder etags(boolean enabled) {
       this.etags = enabled;
+      return this;
+    }
+
+    /**
+     * The largest request body accepted ({@link #DEFAULT_MAX_REQUEST_BYTES} by default); a larger one gets 413
+     * without being buffered.
+     */
+    public Builder maxRequestBytes(long bytes) {
+      if (bytes < 1 || bytes > Integer.MAX_VALUE - 8) {
+        throw new IllegalArgumentException("maxRequestBytes must be between 1 and 2 GiB: " + bytes);
+      }
+      this.maxRequestBytes = bytes;
       return this;
     }
 

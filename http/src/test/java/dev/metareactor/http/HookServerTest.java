@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.Socket;
 import java.net.URI;
@@ -18,10 +19,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -91,6 +95,30 @@ class HookServerTest {
     HttpResponse<String> broken = send("POST", "/broken", "{}");
     assertThat(broken.statusCode()).isEqualTo(500);
     assertThat(broken.body()).isEqualTo("hook bug");
+  }
+
+  @Test
+  void aRequestBodyOverTheLimitGets413WithoutBeingBuffered() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    server = HookServer.builder().maxRequestBytes(1000).route("/sync", request -> {
+      calls.incrementAndGet();
+      return echo(request);
+    }).start();
+    String big = "{\"a\":\"" + "x".repeat(5000) + "\"}";
+
+    // Refused on its Content-Length, and as it streams in without one (chunked).
+    HttpResponse<String> declared = send("POST", "/sync", big);
+    HttpResponse<String> streamed = http.send(HttpRequest.newBuilder(URI.create(server.url("/sync")))
+        .POST(BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big.getBytes(StandardCharsets.UTF_8))))
+        .build(), BodyHandlers.ofString());
+
+    for (HttpResponse<String> response : List.of(declared, streamed)) {
+      assertThat(response.statusCode()).isEqualTo(413);
+      assertThat(response.body()).isEqualTo("request body exceeds the limit of 1000 bytes");
+    }
+    assertThat(calls).as("the hook never saw them").hasValue(0);
+    assertThat(send("POST", "/sync", "{\"a\":1}").statusCode()).isEqualTo(200);
+    assertThat(HookServer.DEFAULT_MAX_REQUEST_BYTES).isEqualTo(32L << 20);
   }
 
   @Test
