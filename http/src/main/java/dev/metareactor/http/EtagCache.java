@@ -13,9 +13,11 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The ETag cache of all hooks: for each (hook, root object), the {@code ETag} and parsed body of the last 200 answer
- * that carried one. One Caffeine cache serves every hook so the memory bound is global: entries weigh their body's
- * size in bytes, and past {@link HookClientOptions#etagCacheMaxBytes()} Caffeine evicts the entries least likely to
- * be used again (by recency and frequency). A lost entry only costs one full answer. Each entry
+ * that carried one. One Caffeine cache serves every hook so the memory bound is global: entries weigh what they hold,
+ * the parsed tree's estimated heap (see {@link WeighedParser}; 3 to 10 times the answer's bytes for real objects, up
+ * to 36 for hostile shapes, so weighing the bytes would let the cache hold several times its bound), and past
+ * {@link HookClientOptions#etagCacheMaxBytes()} Caffeine evicts the entries least likely to be used again (by
+ * recency and frequency). A lost entry only costs one full answer. Each entry
  * expires after its own hook's {@code cacheTimeoutSeconds}, or never (size still bounds it).
  *
  * <p>Thread-safe and non-blocking: safe to call from event loops.
@@ -48,11 +50,14 @@ final class EtagCache {
     return cache.getIfPresent(key);
   }
 
-  void put(Key key, String etag, JsonNode body, int bodyBytes, @Nullable Duration timeToLive) {
+  /**
+   * @param treeWeight the parsed body's estimated heap in bytes
+   */
+  void put(Key key, String etag, JsonNode body, long treeWeight, @Nullable Duration timeToLive) {
     long ttl = timeToLive == null ? Long.MAX_VALUE : timeToLive.toNanos();
-    // The key and etag are small next to most bodies; counting them keeps tiny bodies from weighing nothing.
-    int weight = bodyBytes + etag.length() + 64;
-    cache.put(key, new Entry(etag, body, weight, ttl));
+    // The entry, key and tag, roughly: small next to most trees, but they keep tiny bodies from weighing nothing.
+    long weight = treeWeight + 2L * etag.length() + 128;
+    cache.put(key, new Entry(etag, body, (int) Math.min(Integer.MAX_VALUE, weight), ttl));
   }
 
   void invalidate(Key key) {

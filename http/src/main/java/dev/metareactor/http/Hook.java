@@ -20,6 +20,7 @@ import reactor.netty.ByteBufFlux;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientResponse;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.exc.StreamConstraintsException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
@@ -70,10 +71,15 @@ public final class Hook {
   private final @Nullable Duration etagTimeToLive;
   private final String etagScope;
   private final long maxResponseBytes;
+  private final AnswerMemory memory;
   private final Clock clock;
 
+  /**
+   * @param json the mapper answers are parsed with, under {@link AnswerLimits}
+   * @param memory the budget of all answers in flight, shared by every hook of the client
+   */
   Hook(WebhookSpec spec, HookIdentity identity, HttpClient http, ObjectMapper json, HookMetrics metrics,
-      HookResilience resilience, EtagCache etags, long maxResponseBytes, Clock clock) {
+      HookResilience resilience, EtagCache etags, long maxResponseBytes, AnswerMemory memory, Clock clock) {
     this.spec = spec;
     this.identity = identity;
     this.name = identity.hookType() + " hook " + spec.endpoint();
@@ -86,12 +92,14 @@ public final class Hook {
     this.etagTimeToLive = spec.etag().timeToLive().orElse(null);
     this.etagScope = name + " " + identity.controllerType() + "/" + identity.controllerName();
     this.maxResponseBytes = maxResponseBytes;
+    this.memory = memory;
     this.clock = clock;
   }
 
   /**
    * Calls the hook. Nothing happens until subscription; each subscription is a new call with its own deadline,
-   * retries and ETag lookup.
+   * retries and ETag lookup. The answer's memory counts against the client's budget for answers until the call
+   * ends, or, when the call runs within an {@link AnswerScope}, until that scope's work ends.
    *
    * @param request the request body, serialized once per call
    * @param root the object the call is about: the key of its ETag cache entry
@@ -100,17 +108,27 @@ public final class Hook {
   public Mono<HookResponse> call(JsonNode request, CacheKey root) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(root, "root");
-    return Mono.defer(() -> {
+    return Mono.deferContextual(context -> {
       AtomicInteger attempts = new AtomicInteger();
+      // Every attempt's answer is charged here; whatever is not handed to the caller's scope goes when the call ends.
+      AnswerScope call = new AnswerScope();
+      AnswerScope caller = AnswerScope.of(context);
       // Serialized inside the breaker: a call the open breaker refuses costs no serialization.
       return Mono.defer(() -> {
             byte[] body = json.writeValueAsBytes(request);
-            return Mono.defer(() -> attempt(body, root, attempts.incrementAndGet()))
+            return Mono.defer(() -> attempt(body, root, attempts.incrementAndGet(), call))
                 .transformDeferred(RetryOperator.of(retry));
           })
           .timeout(spec.timeout(), Mono.error(this::timedOut))
           .transformDeferred(CircuitBreakerOperator.of(breaker))
-          .onErrorMap(error -> inContext(error, attempts.get()));
+          .onErrorMap(error -> inContext(error, attempts.get()))
+          .map(answer -> {
+            if (answer.charge() != null) {
+              call.handOver(answer.charge(), caller);
+            }
+            return answer.response();
+          })
+          .doFinally(signal -> call.close());
     });
   }
 
@@ -140,7 +158,10 @@ public final class Hook {
     return name;
   }
 
-  private Mono<HookResponse> attempt(byte[] body, CacheKey root, int attempt) {
+  /** An answer and what it takes of the memory budget ({@code null} for one from the ETag cache). */
+  private record Answer(HookResponse response, AnswerMemory.@Nullable Charge charge) {}
+
+  private Mono<Answer> attempt(byte[] body, CacheKey root, int attempt, AnswerScope call) {
     if (attempt > 1) {
       metrics.retried();
     }
@@ -165,7 +186,7 @@ public final class Hook {
         })
         .response((response, content) -> {
           status.set(response.status().code());
-          return answer(response, content, root, cached, attempt);
+          return answer(response, content, root, cached, attempt, call);
         })
         .next()
         .onErrorMap(TransportErrors::classify)
@@ -174,8 +195,8 @@ public final class Hook {
         .doOnCancel(end);
   }
 
-  private Mono<HookResponse> answer(HttpClientResponse response, ByteBufFlux content, CacheKey root,
-      EtagCache.@Nullable Entry cached, int attempt) {
+  private Mono<Answer> answer(HttpClientResponse response, ByteBufFlux content, CacheKey root,
+      EtagCache.@Nullable Entry cached, int attempt, AnswerScope call) {
     int code = response.status().code();
     if (code == 200) {
       long length = BodyCollector.contentLength(response.responseHeaders());
@@ -183,30 +204,28 @@ public final class Hook {
         return Mono.error(tooLarge());
       }
       String etag = response.responseHeaders().get(HttpHeaderNames.ETAG);
-      return collect(content, (int) maxResponseBytes, length)
-          .flatMap(this::parse)
-          .map(parsed -> fresh(parsed, etag, root, attempt));
+      AnswerMemory.Charge charge = memory.open();
+      call.hold(charge);
+      return content.reduceWith(() -> new BodyCollector((int) maxResponseBytes, maxResponseBytes, length,
+              charge::add, this::tooLarge), BodyCollector::append)
+          // The call ended while the body came in: nobody waits for it.
+          .onErrorResume(AnswerMemory.Abandoned.class, abandoned -> Mono.empty())
+          .flatMap(collected -> parse(collected, charge))
+          .map(parsed -> new Answer(fresh(parsed, etag, root, attempt), charge))
+          // A failed attempt lets go at once: a retry must not find its own garbage in the way.
+          .doOnError(error -> charge.close());
     }
     if ((code == 304 || code == 412) && etags != null) {
-      return content.then(Mono.fromSupplier(() -> fromCache(cached, root, code, attempt)));
+      return content.then(Mono.fromSupplier(() -> new Answer(fromCache(cached, root, code, attempt), null)));
     }
     if (code == 429) {
       String retryAfter = response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER);
       return content.then(Mono.error(() -> HookRetryAfterException.fromHeader(retryAfter, clock)));
     }
-    return collect(content, ERROR_BODY_EXCERPT, -1)
+    return content.reduceWith(() -> new BodyCollector(ERROR_BODY_EXCERPT, maxResponseBytes, -1, bytes -> { },
+            this::tooLarge), BodyCollector::append)
         .flatMap(page -> Mono.error(new HookCallException(Reason.STATUS,
             "unsupported status code: " + code + " body: " + page.text(), code, isTransientStatus(code), null)));
-  }
-
-  /** 500 is transient on purpose, see {@link HookResilience}. */
-  private static boolean isTransientStatus(int code) {
-    return code == 500 || code == 502 || code == 503 || code == 504;
-  }
-
-  private Mono<BodyCollector> collect(ByteBufFlux content, int keep, long length) {
-    return content.reduceWith(() -> new BodyCollector(keep, maxResponseBytes, length, bytes -> { }, this::tooLarge),
-        BodyCollector::append);
   }
 
   private HookCallException tooLarge() {
@@ -214,32 +233,56 @@ public final class Hook {
         + " bytes", 200, false, null);
   }
 
-  private record Parsed(JsonNode body, int bytes) {}
+  /** 500 is transient on purpose, see {@link HookResilience}. */
+  private static boolean isTransientStatus(int code) {
+    return code == 500 || code == 502 || code == 503 || code == 504;
+  }
 
-  private Mono<Parsed> parse(BodyCollector body) {
-    Mono<Parsed> parse = Mono.fromCallable(() -> new Parsed(readJson(body), body.length()));
+  /**
+   * A parsed answer.
+   *
+   * @param weight the tree's estimated heap (see {@link WeighedParser})
+   */
+  private record Parsed(JsonNode body, long weight) {}
+
+  private Mono<Parsed> parse(BodyCollector body, AnswerMemory.Charge charge) {
+    // Empty only when the call ended meanwhile (see readJson): then nobody is subscribed any more.
+    Mono<Parsed> parse = Mono.fromCallable(() -> readJson(body, charge));
     return body.length() > PARSE_OFF_LOOP_BYTES ? parse.subscribeOn(Schedulers.boundedElastic()) : parse;
   }
 
-  private JsonNode readJson(BodyCollector body) {
+  /**
+   * Parses under {@link AnswerLimits}, charging the tree to the memory budget as it is built; the body's buffer is
+   * let go of once the tree exists. Stops at once, returning {@code null}, when the call ended meanwhile (its charge
+   * was closed): a timed-out call's parse would otherwise run on, off the books.
+   */
+  private @Nullable Parsed readJson(BodyCollector body, AnswerMemory.Charge charge) {
     JsonNode node;
-    try {
-      node = json.readTree(body.bytes(), 0, body.length());
+    WeighedParser parser = new WeighedParser(json.createParser(body.bytes(), 0, body.length()), charge);
+    try (parser) {
+      node = json.readTree(parser);
+      parser.chargeRest();
+    } catch (AnswerMemory.Abandoned e) {
+      return null;
+    } catch (StreamConstraintsException e) {
+      throw new HookCallException(Reason.INVALID_RESPONSE, "response exceeds a limit of the JSON parser: "
+          + e.getOriginalMessage(), 200, false, null);
     } catch (JacksonException e) {
       throw new HookCallException(Reason.INVALID_RESPONSE, "malformed JSON in response: " + e.getOriginalMessage(),
           200, false, e);
     }
+    charge.remove(body.capacity());
     if (node == null || node.isMissingNode()) {
       throw new HookCallException(Reason.INVALID_RESPONSE, "empty response body", 200, false, null);
     }
-    return node;
+    return new Parsed(node, parser.weight());
   }
 
   private HookResponse fresh(Parsed parsed, @Nullable String etag, CacheKey root, int attempt) {
     if (etags != null) {
       metrics.etagLookup(false);
       if (etag != null && !etag.isEmpty()) {
-        etags.put(etagKey(root), etag, parsed.body(), parsed.bytes(), etagTimeToLive);
+        etags.put(etagKey(root), etag, parsed.body(), parsed.weight(), etagTimeToLive);
       } else {
         // The hook stopped tagging this answer: an older tag must not revive an older body.
         etags.invalidate(etagKey(root));

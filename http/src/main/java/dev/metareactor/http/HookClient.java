@@ -13,12 +13,14 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
+import tools.jackson.core.json.JsonFactory;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Calls hooks: one per process, shared by every controller. Owns the one Reactor Netty {@link HttpClient} and its
- * connection pools, the ETag cache, the per-endpoint circuit breakers and retry policies, and the hook metrics.
+ * connection pools, the ETag cache, the per-endpoint circuit breakers and retry policies, the memory budget of
+ * answers in flight ({@link HookClientOptions#answerMemoryBytes()}) and the hook metrics.
  *
  * <pre>{@code
  * HookClient client = HookClient.create(HookClientOptions.DEFAULTS, meterRegistry);
@@ -35,11 +37,13 @@ public final class HookClient implements AutoCloseable {
   private final HookClientOptions options;
   private final MeterRegistry meters;
   private final Clock clock;
-  private final ObjectMapper json = JsonMapper.builder().build();
+  /** Writes requests, reads answers under {@link AnswerLimits}. */
+  private final ObjectMapper json;
   private final ConnectionProvider connections;
   private final HttpClient http;
   private final EtagCache etags;
   private final HookResilience resilience;
+  private final AnswerMemory answerMemory;
   private final Map<MetricsKey, HookMetrics> metrics = new ConcurrentHashMap<>();
 
   /** By the shown URL: two URLs that differ only in their secrets are one hook to the meters. */
@@ -49,6 +53,10 @@ public final class HookClient implements AutoCloseable {
     this.options = options;
     this.meters = meters;
     this.clock = clock;
+    this.json = JsonMapper.builder(JsonFactory.builder()
+        .streamReadConstraints(AnswerLimits.constraints(options.maxResponseBytes())).build()).build();
+    this.answerMemory = new AnswerMemory(options.answerMemoryBytes());
+    answerMemory.bindTo(meters);
     HookClientOptions.Pool pool = options.pool();
     this.connections = ConnectionProvider.builder("metareactor-hooks")
         .maxConnections(pool.maxConnectionsPerHost())
@@ -118,7 +126,18 @@ public final class HookClient implements AutoCloseable {
     }
     HookMetrics hookMetrics = metrics.computeIfAbsent(new MetricsKey(identity, spec.endpoint().redacted()),
         key -> new HookMetrics(meters, key.identity(), key.url()));
-    return new Hook(spec, identity, client, json, hookMetrics, resilience, etags, options.maxResponseBytes(), clock);
+    return new Hook(spec, identity, client, json, hookMetrics, resilience, etags, options.maxResponseBytes(),
+        answerMemory, clock);
+  }
+
+  /** The budget of answers in flight; for tests. */
+  AnswerMemory answerMemory() {
+    return answerMemory;
+  }
+
+  /** How many answers the ETag cache holds, after pending evictions; for tests. */
+  long cachedAnswers() {
+    return etags.estimatedSize();
   }
 
   /** Closes the connection pools. Calls still in flight fail. Non-blocking. */

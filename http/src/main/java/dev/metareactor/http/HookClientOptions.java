@@ -11,9 +11,13 @@ import java.util.Objects;
  * @param pool connection pooling, per hook host
  * @param retry retries of transient failures inside one call
  * @param breaker the per-endpoint circuit breaker
- * @param maxResponseBytes the largest response body accepted; larger ones fail the call (default 64 MiB)
- * @param etagCacheMaxBytes the total size of the response bodies kept by the ETag cache, across all hooks; the
- *     entries least likely to be used again go first (default 256 MiB)
+ * @param maxResponseBytes the largest response body accepted; larger ones fail the call (default 8 MiB, as the
+ *     engine's {@code --hook-max-response-size}). It also sets how answers are parsed ({@link AnswerLimits}: at
+ *     most one token per 8 bytes of it) and the memory all answers in flight may take together
+ *     ({@link #answerMemoryBytes()})
+ * @param etagCacheMaxBytes the total heap the ETag cache's parsed answers may take, across all hooks (each weighed
+ *     by its tree's estimated size, see {@link WeighedParser}); the entries least likely to be used again go first
+ *     (default 256 MiB)
  * @param readTimeout the longest a hook may stay silent while a request is in flight before that attempt is
  *     abandoned as a transient failure and retried; {@link Duration#ZERO} disables it, so only the hook's
  *     {@code timeout} applies (the default: hooks may legitimately compute for most of their timeout)
@@ -24,7 +28,10 @@ public record HookClientOptions(Pool pool, RetryOptions retry, BreakerOptions br
     long etagCacheMaxBytes, Duration readTimeout, Map<String, String> headers) {
 
   public static final HookClientOptions DEFAULTS = new HookClientOptions(Pool.DEFAULTS, RetryOptions.DEFAULTS,
-      BreakerOptions.DEFAULTS, 64L << 20, 256L << 20, Duration.ZERO, Map.of());
+      BreakerOptions.DEFAULTS, 8L << 20, 256L << 20, Duration.ZERO, Map.of());
+
+  /** How many of the largest answers' bytes all answers in flight may take together, trees included. */
+  public static final int ANSWER_MEMORY_FACTOR = 16;
 
   public HookClientOptions {
     Objects.requireNonNull(pool, "pool");
@@ -40,6 +47,19 @@ public record HookClientOptions(Pool pool, RetryOptions retry, BreakerOptions br
       throw new IllegalArgumentException("readTimeout must not be negative: " + readTimeout);
     }
     headers = Map.copyOf(headers);
+  }
+
+  /**
+   * The heap all hook answers in flight may take together, beyond {@code 256 KiB} each:
+   * {@value #ANSWER_MEMORY_FACTOR} × {@link #maxResponseBytes()} (128 MiB at 8 MiB). What an answer takes is its
+   * body's bytes while they are read and parsed, then its tree's estimated size until the work that called is done
+   * (see {@link AnswerScope}); an answer that would pass the budget fails at once
+   * ({@link HookCallException.Reason#OVERLOADED}) and never waits. A worst-case answer (every byte of the cap, and a
+   * tree at the token limit) takes about 10 × {@link #maxResponseBytes()}, so one fits with room for others;
+   * answers of real Kubernetes objects take 3 to 10 times their bytes.
+   */
+  public long answerMemoryBytes() {
+    return ANSWER_MEMORY_FACTOR * maxResponseBytes;
   }
 
   // One option changed by name, the rest kept: HookClientOptions.DEFAULTS.withRetry(fast).withReadTimeout(t).

@@ -179,7 +179,8 @@ public final class EngineCommand implements Callable<Integer> {
   @Option(names = {"--hook-max-response-size", "-hook-max-response-size"}, paramLabel = "SIZE", defaultValue = "8Mi",
       converter = SizeConverter.class,
       description = "Largest hook answer read; a larger one fails its sync with an error Event (bytes, or with a"
-          + " Ki, Mi or Gi suffix; default: ${DEFAULT-VALUE}).")
+          + " Ki, Mi or Gi suffix; default: ${DEFAULT-VALUE}). It also sets the JSON tokens an answer may have (one"
+          + " per 8 bytes) and the memory all answers in flight may take together (16 times it).")
   long hookMaxResponseSize;
 
   @Option(names = {"--shutdown-timeout", "-shutdown-timeout"}, paramLabel = "DURATION", defaultValue = "30s",

@@ -30,8 +30,9 @@ import org.jspecify.annotations.Nullable;
  * @param logging {@code --zap-*}
  * @param retry per-parent backoff and overall retry rate ({@code --retry-*})
  * @param apiConcurrency blocking API calls in flight at once ({@code --api-concurrency})
- * @param hookMaxResponseSize the largest hook answer read, in bytes ({@code --hook-max-response-size}): with
- *     {@code --workers}, what bounds the memory hook answers can take
+ * @param hookMaxResponseSize the largest hook answer read, in bytes ({@code --hook-max-response-size}); it also bounds
+ *     an answer's JSON tokens (one per 8 bytes) and the memory of all answers in flight together (16 times it), see
+ *     {@code HookClientOptions#answerMemoryBytes()}
  * @param shutdownTimeout how long in-flight syncs may take to finish on SIGTERM ({@code --shutdown-timeout})
  */
 public record EngineOptions(

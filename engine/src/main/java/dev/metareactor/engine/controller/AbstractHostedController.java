@@ -27,6 +27,7 @@ import dev.metareactor.engine.shard.ShardKeys;
 import dev.metareactor.engine.shard.ShardMover;
 import dev.metareactor.engine.shard.ShardedController;
 import dev.metareactor.engine.shard.Sharding;
+import dev.metareactor.http.AnswerScope;
 import dev.metareactor.http.HookIdentity;
 import io.micrometer.core.instrument.Gauge;
 import java.time.Duration;
@@ -527,7 +528,9 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     long run = SYNC_RUNS.incrementAndGet();
     SyncMetrics metrics = Objects.requireNonNull(syncMetrics, "made in begin()");
     long start = metrics.started();
-    return Mono.defer(() -> Objects.requireNonNull(sync, "the workers start after wire()").sync(key))
+    // The hook answers of the run count against the hook client's memory budget until it ends: it holds them.
+    return AnswerScope.around(Mono.defer(() -> Objects.requireNonNull(sync, "the workers start after wire()")
+            .sync(key)))
         .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
         .onErrorResume(RetryAfterException.class, e -> {
           syncLine(log.atDebug(), key, run).log("{} {}: hook asked to retry {} after {}", kind, name, key, e.delay());
