@@ -81,7 +81,12 @@ abstract class FaultSuite {
         "--workers=16", "--client-go-qps=300", "--client-go-burst=600",
         "--shutdown-timeout=" + SHUTDOWN_TIMEOUT.toSeconds() + "s"));
     all.addAll(List.of(flags));
-    return EngineProcess.start(dir.resolve(name + ".log"), all.toArray(String[]::new));
+    return EngineProcess.start(dir.resolve(name + ".log"), engineEnvironment(), all.toArray(String[]::new));
+  }
+
+  /** Environment variables of the engines this suite starts (a JVM setting, say); none by default. */
+  Map<String, String> engineEnvironment() {
+    return Map.of();
   }
 
   /** Creates the load's controllers and objects, starts an engine and waits until it has converged them. */

@@ -11,6 +11,10 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +43,14 @@ class HookFaultsIT extends FaultSuite {
   /** The flaky controller's webhook timeout: a hanging or trickling hook is cut after it. */
   private static final String HOOK_TIMEOUT = "2s";
   private static final String BREAKER_OPEN = "circuit breaker is open, failing fast without calling the hook";
+  private static final String SECRET_USER = "hook-user";
+  private static final String SECRET_PASSWORD = "Pa55w0rd-of-the-hook";
+  private static final String SECRET_TOKEN = "T0k3n-of-the-hook";
+  /**
+   * The engine's heap for these tests; it exits when it runs out. Answers built to blow up when parsed take 225 MB
+   * each unbounded: this holds the load's caches and the budget of hook answers in flight (128 MiB by default).
+   */
+  private static final String ENGINE_HEAP = "-Xmx320m";
 
   /** The faults, each with what its Event says ({@code null}: no error Event at all). */
   enum Fault {
@@ -52,7 +64,20 @@ class HookFaultsIT extends FaultSuite {
     /** An answer without {@code children} under the delete guard: refused, the children kept. */
     NO_CHILDREN_FIELD(Mode.NO_CHILDREN_FIELD, "has no \"children\"", true),
     /** The same answer without the guard: followed as Metacontroller follows it, every child deleted, Warned. */
-    NO_CHILDREN_FIELD_UNGUARDED(Mode.NO_CHILDREN_FIELD, null, false);
+    NO_CHILDREN_FIELD_UNGUARDED(Mode.NO_CHILDREN_FIELD, null, false),
+    /** Waited out with backoff, never called in a hot loop: see {@link #maxCallsWithBackoff}. */
+    TOO_MANY_REQUESTS_WITHOUT_RETRY_AFTER(Mode.TOO_MANY_REQUESTS_BARE, "too many requests"),
+    DEEP_NESTING(Mode.DEEP_NESTING, "nesting depth (201) exceeds the maximum allowed (200"),
+    /** Refused at the token limit, or for want of memory budget when many arrive at once: both say "exceeds". */
+    MILLIONS_OF_OBJECTS(Mode.MILLIONS_OF_OBJECTS, "response exceeds"),
+    /** A failing hook whose URL carries secrets: they show nowhere (see {@link #assertNoSecretShown}). */
+    SECRETS_IN_THE_URL(Mode.ERROR_500, "500") {
+      @Override
+      String url(String hookUrl) {
+        return hookUrl.replace("http://", "http://" + SECRET_USER + ":" + SECRET_PASSWORD + "@")
+            + "?token=" + SECRET_TOKEN;
+      }
+    };
 
     final Mode mode;
     final String says;
@@ -73,6 +98,11 @@ class HookFaultsIT extends FaultSuite {
     boolean childrenSurvive() {
       return this != NO_CHILDREN_FIELD_UNGUARDED;
     }
+
+    /** The flaky controller's hook URL. */
+    String url(String hookUrl) {
+      return hookUrl;
+    }
   }
 
   @ParameterizedTest
@@ -80,7 +110,7 @@ class HookFaultsIT extends FaultSuite {
   void aFailingHookFailsOnlyItsOwnParentsAndTheyConvergeOnceItIsHealthy(Fault fault) throws Exception {
     ParentCrd flaky = ParentCrd.create(load.cluster, "Flaky");
     try (MisbehavingHook hook = new MisbehavingHook()) {
-      applyFlakyController(flaky, hook.url(), fault.guarded);
+      applyFlakyController(flaky, fault.url(hook.url()), fault.guarded);
       IntStream.range(0, FLAKY).forEach(i -> flaky.in(load.client).resource(flaky.object(load.cluster.namespace(),
           "flaky-" + i, Map.of("value", "one"))).create());
       try (EngineProcess engine = convergedEngine("engine")) {
@@ -89,6 +119,8 @@ class HookFaultsIT extends FaultSuite {
         load.setValue("two");
         Duration healthy = awaitInvariants();
 
+        int callsAtFault = hook.calls();
+        long faultStart = System.nanoTime();
         if (fault.mode != null) {
           hook.mode(fault.mode);
         } else {
@@ -137,9 +169,18 @@ class HookFaultsIT extends FaultSuite {
         if (fault.childrenSurvive()) {
           assertThat(flakyChildren()).as("every child, with its UID, through the fault").isEqualTo(children);
         }
+        if (fault == Fault.TOO_MANY_REQUESTS_WITHOUT_RETRY_AFTER) {
+          Duration window = Duration.ofNanos(System.nanoTime() - faultStart);
+          LOG.info("{}: {} calls in {} ms for {} parents", fault, hook.calls() - callsAtFault, window.toMillis(),
+              FLAKY);
+          assertThat(hook.calls() - callsAtFault).isLessThanOrEqualTo(maxCallsWithBackoff(window));
+        }
+        if (fault == Fault.SECRETS_IN_THE_URL) {
+          assertNoSecretShown(engine);
+        }
 
         hook.mode(Mode.HEALTHY);
-        applyFlakyController(flaky, hook.url(), fault.guarded);
+        applyFlakyController(flaky, fault.url(hook.url()), fault.guarded);
         // An answer followed leaves nothing to retry: only a change brings those parents to the healthy hook again.
         String last = fault.childrenSurvive() ? "broken" : "healed";
         if (!fault.childrenSurvive()) {
@@ -158,6 +199,41 @@ class HookFaultsIT extends FaultSuite {
         load.cluster.kubectl("delete", "compositecontrollers", load.hostedBy + "-flaky", "--ignore-not-found");
       }
     }
+  }
+
+  @Override
+  Map<String, String> engineEnvironment() {
+    return Map.of("JAVA_TOOL_OPTIONS", ENGINE_HEAP + " -XX:+ExitOnOutOfMemoryError");
+  }
+
+  /**
+   * The most calls {@value #FLAKY} parents make in {@code window} to a hook that keeps answering 429 without
+   * {@code Retry-After}, by the work queue's contract: each failed run waits its backoff (5 ms doubling), so a parent
+   * runs at most {@code 1 + floor(log2(window / 5 ms + 1))} times; one more each for the change that started the
+   * window and for a request the client resends when a pooled connection turned out closed.
+   */
+  private static int maxCallsWithBackoff(Duration window) {
+    double steps = Math.floor(Math.log(window.toNanos() / 5e6 + 1) / Math.log(2));
+    return FLAKY * (int) (3 + steps);
+  }
+
+  /** The URL's user info and query appear in none of the engine's log lines, Events or metrics. */
+  private void assertNoSecretShown(EngineProcess engine) throws Exception {
+    String[] secrets = {SECRET_USER, SECRET_PASSWORD, SECRET_TOKEN};
+    assertThat(engine.output()).as("the engine's log").doesNotContain(secrets);
+    List<Event> events = load.client.v1().events().inAnyNamespace().list().getItems();
+    assertThat(events).extracting(event -> String.valueOf(event.getMessage())).as("Events").isNotEmpty()
+        .allSatisfy(message -> assertThat(message).doesNotContain(secrets));
+    String metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(), BodyHandlers.ofString()).body();
+    assertThat(metrics).as("/metrics").contains("url=\"http://127.0.0.1:").doesNotContain(secrets);
+    // The user info is sent as basic auth, over plain http: the controller is told, once.
+    assertThat(events).filteredOn(event -> "InsecureCredentials".equals(event.getReason())
+            && (load.hostedBy + "-flaky").equals(event.getInvolvedObject().getName()))
+        .singleElement().satisfies(event -> {
+          assertThat(event.getCount()).isEqualTo(1);
+          assertThat(event.getMessage()).contains("sends Basic credentials over plain http");
+        });
   }
 
   private void applyFlakyController(ParentCrd flaky, String url, boolean guarded) {

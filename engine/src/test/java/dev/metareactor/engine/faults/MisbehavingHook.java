@@ -38,10 +38,21 @@ final class MisbehavingHook implements AutoCloseable {
     /** 429 with {@code Retry-After: 1}. */
     TOO_MANY_REQUESTS,
     /** 200 with the parent's value as its status and no {@code children} field at all. */
-    NO_CHILDREN_FIELD
+    NO_CHILDREN_FIELD,
+    /** 429 without {@code Retry-After}: overloaded, and not saying for how long. */
+    TOO_MANY_REQUESTS_BARE,
+    /** 200 with 2 MB of JSON nested a million levels deep, under the size cap. */
+    DEEP_NESTING,
+    /** 200 with 8 MB of JSON (under the cap) holding 2.8 million empty objects: about 225 MB once parsed. */
+    MILLIONS_OF_OBJECTS
   }
 
   private static final int OVERSIZED_BYTES = 10_000_000;
+  /** Built once: answers built to blow up when parsed, below the engine's default cap of 8 MiB. */
+  private static final byte[] DEEP = ("{\"status\": {\"value\": " + "[".repeat(1_000_000) + "]".repeat(1_000_000)
+      + "}}").getBytes(StandardCharsets.UTF_8);
+  private static final byte[] OBJECTS = ("{\"status\": {\"value\": \"x\", \"items\": ["
+      + "{},".repeat(2_790_000) + "{}]}, \"children\": []}").getBytes(StandardCharsets.UTF_8);
 
   private final DisposableServer server;
   private volatile Mode mode = Mode.HEALTHY;
@@ -87,6 +98,9 @@ final class MisbehavingHook implements AutoCloseable {
         answer.remove("children");
         yield json(response, 200, answer.toString());
       }
+      case TOO_MANY_REQUESTS_BARE -> response.status(429).sendString(Mono.just("slow down")).then();
+      case DEEP_NESTING -> json(response, 200, DEEP);
+      case MILLIONS_OF_OBJECTS -> json(response, 200, OBJECTS);
     });
   }
 
@@ -106,7 +120,10 @@ final class MisbehavingHook implements AutoCloseable {
   }
 
   private static Mono<Void> json(HttpServerResponse response, int status, String body) {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    return json(response, status, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static Mono<Void> json(HttpServerResponse response, int status, byte[] bytes) {
     return response.status(status).header("Content-Type", "application/json")
         .header("Content-Length", Integer.toString(bytes.length))
         .sendByteArray(Mono.just(bytes)).then();
