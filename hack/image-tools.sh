@@ -14,12 +14,16 @@ set -euo pipefail
 # shellcheck source=image/debs.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/image/debs.sh"
 
-key=$( (lock_lines tools; cat "${BASH_SOURCE[0]}") | sha256sum | cut -c1-16)
-dir="$CACHE_ROOT/image/tools-$key"
+tools_dir() {
+  echo "$CACHE_ROOT/image/tools-$( (lock_lines tools; cat "${BASH_SOURCE[0]}") | sha256sum | cut -c1-16)"
+}
+dir=$(tools_dir)
 if [[ ! -x $dir/bin/bwrap ]]; then
   mkdir -p "$CACHE_ROOT/image"
   exec 9>"$CACHE_ROOT/image/.tools.lock"
   flock 9
+  settle_lock
+  dir=$(tools_dir)
   if [[ ! -x $dir/bin/bwrap ]]; then
     tmp=$(mktemp -d "$CACHE_ROOT/image/.tools.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT

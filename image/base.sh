@@ -29,9 +29,11 @@ JAVA_HOME_IN_IMAGE=usr/lib/jvm/java-17
 source "$(dirname "${BASH_SOURCE[0]}")/debs.sh"
 log() { printf 'image: %s\n' "$*" >&2; }
 
-key=$( (cat "$LOCK" "$IMAGE_DIR/base.sh" "$IMAGE_DIR/debs.sh"; cd "$IMAGE_DIR/rootfs" && find . -type f | sort |
-  xargs cat; echo "$MODULES") | sha256sum | cut -c1-16)
-out="$CACHE_ROOT/image/base-$key"
+base_key() {
+  (cat "$LOCK" "$IMAGE_DIR/base.sh" "$IMAGE_DIR/debs.sh"; cd "$IMAGE_DIR/rootfs" && find . -type f | sort |
+    xargs cat; echo "$MODULES") | sha256sum | cut -c1-16
+}
+out="$CACHE_ROOT/image/base-$(base_key)"
 if [[ -f $out/layers ]]; then
   echo "$out"
   exit 0
@@ -39,6 +41,8 @@ fi
 mkdir -p "$CACHE_ROOT/image"
 exec 9>"$CACHE_ROOT/image/.base.lock"
 flock 9
+settle_lock
+out="$CACHE_ROOT/image/base-$(base_key)"
 if [[ -f $out/layers ]]; then
   echo "$out"
   exit 0

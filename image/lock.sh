@@ -5,6 +5,9 @@
 #
 #   image/lock.sh && git diff image/packages.lock
 #
+# With --output FILE it writes the lock there instead (image/debs.sh does, when the committed lock names versions
+# no archive has any more).
+#
 # It uses apt with a state of its own (under ${METAREACTOR_CACHE:-~/.cache/metareactor}/image/apt), so it needs
 # neither root nor the machine's sources, only apt and Debian's archive keyring.
 set -euo pipefail
@@ -21,6 +24,13 @@ TOOL_PACKAGES=(bubblewrap umoci)
 HOST_PACKAGES=(libc6 libgcc-s1 gcc-12-base)
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+output="$here/packages.lock"
+if [[ ${1:-} == --output ]]; then
+  output=${2:?--output needs a file}
+elif [[ $# -gt 0 ]]; then
+  echo "usage: image/lock.sh [--output FILE]" >&2
+  exit 2
+fi
 state=${METAREACTOR_CACHE:-$HOME/.cache/metareactor}/image/apt
 mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
 : > "$state/status"
@@ -66,6 +76,6 @@ host_pattern="^($(IFS='|'; echo "${HOST_PACKAGES[*]}")) "
     apt-cache "${apt_options[@]}" policy "$package" | awk -v p="$package" '$1 == "Candidate:" { print p, $2 }'
   done | pin jdk
   closure "${TOOL_PACKAGES[@]}" | grep -Ev "$host_pattern" | pin tools
-} > "$here/packages.lock.new"
-mv "$here/packages.lock.new" "$here/packages.lock"
-echo "lock.sh: $(grep -vc '^#' "$here/packages.lock") packages pinned in $here/packages.lock" >&2
+} > "$output.new"
+mv "$output.new" "$output"
+echo "lock.sh: $(grep -vc '^#' "$output") packages pinned in $output" >&2
