@@ -19,6 +19,7 @@ import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
@@ -117,6 +118,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private volatile @Nullable ObjectSync<K> sync;
   /** True while {@link #wire} runs (under the lifecycle lock). */
   private boolean wiring;
+  /** Whether the last sync was refused by the {@link WriteFence} (logged at info once, not for every key). */
+  private final AtomicBoolean fenced = new AtomicBoolean();
 
   /**
    * @param controllerObject the controller object as it was read
@@ -529,9 +532,21 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     SyncMetrics metrics = Objects.requireNonNull(syncMetrics, "made in begin()");
     long start = metrics.started();
     // The hook answers of the run count against the hook client's memory budget until it ends: it holds them.
-    return AnswerScope.around(Mono.defer(() -> Objects.requireNonNull(sync, "the workers start after wire()")
-            .sync(key)))
+    return AnswerScope.around(Mono.defer(() -> {
+          // A replica that may not act for its lease any more (a process stopped past it and woken up) does not
+          // even call a hook: the parent may be another replica's by now.
+          String refusal = context.fence().refusal();
+          return refusal != null ? Mono.error(new WriteFence.Refused("hook call", refusal))
+              : Objects.requireNonNull(sync, "the workers start after wire()").sync(key);
+        }))
         .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
+        .doOnNext(outcome -> fenced.set(false))
+        .onErrorResume(WriteFence.Refused::in, e -> {
+          // Said once until a sync goes through again; each key is retried after its backoff meanwhile.
+          syncLine(fenced.compareAndSet(false, true) ? log.atInfo() : log.atDebug(), key, run)
+              .log("{} {}: sync of {} stopped: {}", kind, name, key, e.getMessage());
+          return Mono.just(Outcome.failed());
+        })
         .onErrorResume(RetryAfterException.class, e -> {
           syncLine(log.atDebug(), key, run).log("{} {}: hook asked to retry {} after {}", kind, name, key, e.delay());
           return Mono.just(Outcome.retryAfter(e.delay()));

@@ -6,6 +6,7 @@ import dev.metareactor.engine.discovery.DiscoveredResources;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.Informers;
 import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.http.HookClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,6 +25,8 @@ import java.util.Objects;
  * @param meters where queue and hook metrics go
  * @param scheduling the schedulers and clocks controllers run on (virtual ones in tests)
  * @param sharding {@code --sharding}: this replica's share of every controller's parents, or none
+ * @param fence whether this replica may act now (its lease held by its own clock); a controller asks it before
+ *     each sync, and {@code api}'s writes are fenced by it too
  */
 public record ControllerContext(
     EngineOptions options,
@@ -34,7 +37,8 @@ public record ControllerContext(
     HookClient hooks,
     MeterRegistry meters,
     Scheduling scheduling,
-    Sharding sharding) {
+    Sharding sharding,
+    WriteFence fence) {
 
   public ControllerContext {
     Objects.requireNonNull(options, "options");
@@ -46,11 +50,13 @@ public record ControllerContext(
     Objects.requireNonNull(meters, "meters");
     Objects.requireNonNull(scheduling, "scheduling");
     Objects.requireNonNull(sharding, "sharding");
+    Objects.requireNonNull(fence, "fence");
   }
 
-  /** The same services without sharding (a single replica syncs every parent). */
+  /** The same services without sharding or a lease (a single replica syncs every parent). */
   public ControllerContext(EngineOptions options, DiscoveredResources discovery, Informers informers, ObjectApi api,
       EventRecorder events, HookClient hooks, MeterRegistry meters, Scheduling scheduling) {
-    this(options, discovery, informers, api, events, hooks, meters, scheduling, Sharding.disabled());
+    this(options, discovery, informers, api, events, hooks, meters, scheduling, Sharding.disabled(),
+        WriteFence.OPEN);
   }
 }

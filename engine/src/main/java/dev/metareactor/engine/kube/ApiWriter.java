@@ -231,7 +231,11 @@ public final class ApiWriter implements ObjectApi {
         .register(registry));
   }
 
+  /** The code label of a failed request: the HTTP code, {@code refused} when the fence kept it back, else error. */
   private static String codeOf(Throwable error) {
+    if (error instanceof WriteFence.Refused) {
+      return "refused";
+    }
     return error instanceof ApiException e && e.code() > 0 ? Integer.toString(e.code()) : "error";
   }
 

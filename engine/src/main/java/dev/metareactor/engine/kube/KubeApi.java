@@ -30,6 +30,9 @@ import reactor.netty.resources.ConnectionProvider;
  *       never take a request's connection.</li>
  *   <li>A 401 re-resolves the credentials ({@link KubeConfig#refreshCredentials()}) and repeats the request once:
  *       expiring tokens (exec plugins, rotated service-account tokens) keep working.</li>
+ *   <li>Every request but a read asks the {@link WriteFence} ({@link #fenceWrites}) before it waits for a connection
+ *       and again just before it is sent, so a request that waited for a connection across a pause of the process is
+ *       not sent for a lease that expired meanwhile; a refused one fails with {@link WriteFence.Refused}.</li>
  * </ul>
  *
  * <p>Errors: a non-2xx answer fails with {@link ApiException}; transport failures fail with Netty's exceptions.
@@ -51,6 +54,7 @@ public final class KubeApi implements AutoCloseable {
   private final HttpClient requests;
   private final HttpClient watches;
   private final @Nullable Disposable refreshing;
+  private volatile WriteFence fence = WriteFence.OPEN;
 
   /** @param maxConnections requests in flight at once (more wait for a connection) */
   public KubeApi(KubeConfig config, int maxConnections) {
@@ -86,6 +90,16 @@ public final class KubeApi implements AutoCloseable {
     return config;
   }
 
+  /** From now on, every request but a read ({@code GET}) is sent only while {@code fence} lets it. */
+  public void fenceWrites(WriteFence fence) {
+    this.fence = Objects.requireNonNull(fence, "fence");
+  }
+
+  /** Why {@code method} must not be sent now, or {@code null}. */
+  private @Nullable String refusal(HttpMethod method) {
+    return method.equals(HttpMethod.GET) ? null : fence.refusal();
+  }
+
   /**
    * Sends one request.
    *
@@ -118,9 +132,18 @@ public final class KubeApi implements AutoCloseable {
   private Mono<Answer> exchange(HttpMethod method, String path, @Nullable String contentType, String accept,
       byte @Nullable [] body) {
     return Mono.defer(() -> {
+      String refused = refusal(method);
+      if (refused != null) {
+        return Mono.error(new WriteFence.Refused(method + " " + path, refused));
+      }
       String authorization = config.authorization();
       return requests.request(method).uri(path)
           .send((request, out) -> {
+            // Asked again with a connection in hand: the wait for one may have spanned a pause of the process.
+            String late = refusal(method);
+            if (late != null) {
+              return Mono.error(new WriteFence.Refused(method + " " + path, late));
+            }
             request.header(HttpHeaderNames.ACCEPT, accept);
             if (authorization != null) {
               request.header(HttpHeaderNames.AUTHORIZATION, authorization);

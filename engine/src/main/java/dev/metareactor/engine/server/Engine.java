@@ -20,6 +20,7 @@ import dev.metareactor.engine.kube.ApiServerCheck;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeConfig;
+import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.selector.LabelSelector;
 import dev.metareactor.engine.shard.Membership;
 import dev.metareactor.engine.shard.ShardAssigner;
@@ -56,6 +57,8 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The running engine: one connection to the API server ({@link KubeApi}), discovery, the shared informers, the
@@ -126,6 +129,12 @@ public final class Engine implements AutoCloseable {
     KubeApi leaseKube = new KubeApi(kube.config(), LEASE_CONNECTIONS);
     resources.push(leaseKube);
     ApiWriter leases = new ApiWriter(leaseKube, LEASE_RATE, meters);
+    // And a thread of their own: on a worker of the shared parallel scheduler, a renewal waits behind whatever else
+    // runs there (an informer parsing a list of thousands), and a busy replica would miss its renew deadline.
+    Scheduler leaseThread = Schedulers.newSingle("leases", true);
+    resources.push(leaseThread::dispose);
+    Scheduling leaseScheduling = new Scheduling(leaseThread, scheduling.blocking(), scheduling.nanoTime(),
+        scheduling.wallClock());
     String shard = options.sharding().enabled()
         ? ShardKeys.requireShardName(options.sharding().shardName().isBlank() ? hostName()
             : options.sharding().shardName())
@@ -135,29 +144,31 @@ public final class Engine implements AutoCloseable {
         shard.isEmpty() ? hookOptions : hookOptions.withHeaders(Map.of(SHARD_HEADER, shard)), meters);
     resources.push(hookClient);
     EventRecorder events = new EventRecorder(api, options.eventRate(), scheduling.wallClock(), identity);
+    this.leaderElection = options.leaderElection().enabled() || !shard.isEmpty()
+        ? Optional.of(new LeaderElection(leases, options.leaderElection(), identity, leaseScheduling))
+        : Optional.empty();
     Sharding sharding = Sharding.disabled();
     ShardAssigner assigner = null;
     if (!shard.isEmpty()) {
       this.shardLease = Optional.of(LeaderElection.forShard(leases, options.leaderElection(), shard, identity,
-          scheduling));
+          leaseScheduling));
       Membership membership = new Membership(shard, LeaderElection.leaseDuration(), scheduling.nanoTime());
       followShards(membership, shardLease.get().namespace(), scheduling);
-      assigner = new ShardAssigner(api, informers, membership, fence(leases, membership, shardLease.get().namespace()),
-          ShardAssigner.SETTLE, scheduling.work(), meters);
+      assigner = new ShardAssigner(api, informers, membership, fence(leases, membership, shardLease.get().namespace(),
+          leaderElection.get()::refusal), ShardAssigner.SETTLE, scheduling.work(), meters);
       resources.push(assigner);
       sharding = Sharding.of(membership, assigner);
     } else {
       this.shardLease = Optional.empty();
     }
+    WriteFence fence = writeFence();
+    kube.fenceWrites(fence);
     ControllerContext context = new ControllerContext(options, discovery, informers, api, events, hookClient,
-        meters, scheduling, sharding);
+        meters, scheduling, sharding, fence);
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
     this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),
         new ControllerHost(DecoratorController.kind(), context, target),
         new ControllerHost(MapController.kind(), context, target));
-    this.leaderElection = options.leaderElection().enabled() || assigner != null
-        ? Optional.of(new LeaderElection(leases, options.leaderElection(), identity, scheduling))
-        : Optional.empty();
     this.management = ManagementServer.start(new ManagementServer.Options(
         socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady);
     resources.push(() -> management.shutdown(MANAGEMENT_GRACE));
@@ -179,16 +190,40 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
+   * The lease this replica's writes depend on, judged by its own clock at each write ({@link WriteFence}): with
+   * {@code --sharding} its shard's (controllers sync only while holding it; the sharder's relabelling of parents
+   * runs in the same process, which cannot hold the leader lease without renewing its shard's on the same
+   * schedule), else with {@code --leader-election} the leader lease, else none. The leases' own requests go through
+   * a connection of their own and are not fenced.
+   */
+  private WriteFence writeFence() {
+    if (shardLease.isPresent()) {
+      return shardLease.get()::refusal;
+    }
+    return leaderElection.<WriteFence>map(election -> election::refusal).orElse(WriteFence.OPEN);
+  }
+
+  /**
    * Ends a shard that is not live before the sharder moves its parents: its lease deleted if it is still the version
    * last seen (the shard renewed it meanwhile: a conflict, and the shard lives); a shard without a lease is over.
+   * Only while this replica holds the leader lease by its own clock ({@code leading}): the leases' requests are not
+   * fenced like other writes, and a sharder that was stopped past its lease and wakes up sees every other shard's
+   * lease unchanged for as long as it slept — it would end them all.
    */
-  private static ShardAssigner.Fence fence(ApiWriter api, Membership membership, String namespace) {
-    return shard -> membership.lease(shard)
-        .map(lease -> api.deleteAt(LeaderElection.LEASES, namespace, lease.name(),
-                Objects.requireNonNull(lease.resourceVersion(), "a cached lease has a resourceVersion"))
-            .thenReturn(true)
-            .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> Mono.just(false)))
-        .orElseGet(() -> Mono.just(true));
+  private static ShardAssigner.Fence fence(ApiWriter api, Membership membership, String namespace,
+      WriteFence leading) {
+    return shard -> {
+      String refusal = leading.refusal();
+      if (refusal != null) {
+        return Mono.error(new WriteFence.Refused("ending shard " + shard, refusal));
+      }
+      return membership.lease(shard)
+          .map(lease -> api.deleteAt(LeaderElection.LEASES, namespace, lease.name(),
+                  Objects.requireNonNull(lease.resourceVersion(), "a cached lease has a resourceVersion"))
+              .thenReturn(true)
+              .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> Mono.just(false)))
+          .orElseGet(() -> Mono.just(true));
+    };
   }
 
   /** Every shard lease of the installation, into the membership, which expires them by the clock every second. */

@@ -69,12 +69,17 @@ final class LeaderElection implements AutoCloseable {
   private final Scheduling scheduling;
   private final Scheduler scheduler;
 
-  // Touched only on the scheduler's worker.
+  // Written only on the scheduler's worker.
   private @Nullable KubeObject observed;
   private @Nullable String observedSpec;
   private long observedAt;
-  private long renewedAt;
-  private boolean leading;
+  /**
+   * When the last successful acquisition or renewal was sent (not answered): another replica saw the lease change
+   * no earlier than that, so it cannot take the lease before that time plus the lease duration. Read by
+   * {@link #refusal} from any thread.
+   */
+  private volatile long renewedAt;
+  private volatile boolean leading;
   // Set by start(), before the first attempt.
   private @Nullable Runnable onLeading;
   private @Nullable Runnable onLost;
@@ -153,11 +158,28 @@ final class LeaderElection implements AutoCloseable {
     });
   }
 
+  /**
+   * Why this replica must not act for the lease now, or {@code null} while it holds it by its own clock: it leads and
+   * its last successful renewal was sent less than the renew deadline ago. The renewal loop reaches the same verdict
+   * only at its next attempt, and a process stopped past its lease (SIGSTOP, a frozen VM) runs whatever was due
+   * first when it wakes up — its syncs and their writes among it; this answers at once, from any thread.
+   */
+  @Nullable String refusal() {
+    if (!leading) {
+      return "this replica does not hold the " + role + " lease " + lock;
+    }
+    long since = scheduling.nanoTime().getAsLong() - renewedAt;
+    return since < RENEW_DEADLINE.toNanos() ? null : "the " + role + " lease " + lock + " was last renewed "
+        + Duration.ofNanos(since).toMillis() / 1000.0 + "s ago (renew deadline " + RENEW_DEADLINE.toSeconds()
+        + "s): another replica may hold it by now";
+  }
+
   /** One try to acquire or renew, then the next one scheduled; on the worker. */
   private void attempt() {
     if (closed) {
       return;
     }
+    long sent = scheduling.nanoTime().getAsLong();
     next = tryAcquireOrRenew()
         .onErrorResume(Taken.class, e -> Mono.fromRunnable(() -> taken(e)).subscribeOn(scheduler)
             .then(Mono.never()))
@@ -167,7 +189,7 @@ final class LeaderElection implements AutoCloseable {
           return Mono.just(false);
         })
         .publishOn(scheduler)
-        .subscribe(this::afterAttempt);
+        .subscribe(held -> afterAttempt(held, sent));
   }
 
   /** The lease was taken from this replica while it held it: lost at once, no more attempts; on the worker. */
@@ -180,15 +202,16 @@ final class LeaderElection implements AutoCloseable {
     }
   }
 
-  private void afterAttempt(boolean held) {
+  /** @param sent when the attempt was sent */
+  private void afterAttempt(boolean held, long sent) {
     if (closed) {
       return;
     }
     long now = scheduling.nanoTime().getAsLong();
     if (!leading) {
       if (held) {
+        renewedAt = sent;
         leading = true;
-        renewedAt = now;
         LOG.atInfo().setMessage("Successfully acquired lease").addKeyValue("lock", lock).log();
         Objects.requireNonNull(onLeading, "set by start()").run();
       }
@@ -197,7 +220,7 @@ final class LeaderElection implements AutoCloseable {
       return;
     }
     if (held) {
-      renewedAt = now;
+      renewedAt = sent;
     } else if (now - renewedAt > RENEW_DEADLINE.toNanos()) {
       leading = false;
       LOG.atInfo().setMessage("Failed to renew lease").addKeyValue("lock", lock)

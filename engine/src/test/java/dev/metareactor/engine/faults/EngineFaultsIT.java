@@ -190,6 +190,59 @@ class EngineFaultsIT extends FaultSuite {
   }
 
   /**
+   * The leader stopped (SIGSTOP) for longer than its lease while the standby takes the lease over, then let go on
+   * (SIGCONT) after every parent has changed, with the new leader stopped in turn: the old leader must see that its
+   * lease is gone before it syncs anything. With the new leader stopped, nothing else could call a hook or write,
+   * so the proof is that no hook was called and no object of the load changed while the old leader ran again; it
+   * then ends (exit 1, as a lost lease ends it), and the new leader, let go on, converges the change.
+   */
+  @Test
+  void aLeaderPausedPastItsLeaseSyncsNothingWhenItGoesOnAndEnds() throws Exception {
+    load.createControllers();
+    load.createObjects("one");
+    String[] election = {"--leader-election", "--leader-election-namespace=" + load.cluster.namespace(),
+        "--leader-election-id=" + load.hostedBy};
+    try (EngineProcess a = engine("a", election)) {
+      await().atMost(CONVERGE).until(() -> a.output().contains("Successfully acquired lease"));
+      awaitInvariants();
+      try (EngineProcess b = engine("b", election)) {
+        int bMetrics = metricsPort;
+        await().atMost(CONVERGE).ignoreExceptions().until(() -> invariants.writes(bMetrics) >= 0);
+        a.pause();
+        long paused = System.nanoTime();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+            .until(() -> b.output().contains("Successfully acquired lease"));
+        Duration takeover = Duration.ofNanos(System.nanoTime() - paused);
+        awaitInvariants();
+
+        b.pause();
+        int calls;
+        Map<String, String> before;
+        Duration ended;
+        try {
+          load.setValue("two");
+          before = invariants.versions();
+          calls = load.hookCalls.get();
+          long resumed = System.nanoTime();
+          a.resume();
+          Integer exit = a.awaitExit(SHUTDOWN_TIMEOUT.toSeconds() + 30);
+          ended = Duration.ofNanos(System.nanoTime() - resumed);
+          assertThat(exit).as("exit code of the old leader after it went on; log:%n%s", a.output()).isEqualTo(1);
+          assertThat(load.hookCalls.get() - calls).as("hook calls while only the old leader ran").isZero();
+          assertThat(invariants.versions()).as("the load's objects while only the old leader ran").isEqualTo(before);
+        } finally {
+          b.resume();
+        }
+        Duration converged = awaitInvariants();
+        LOG.info("the leader paused: the standby took the lease {} ms later; the old leader went on, synced nothing "
+            + "and ended {} ms after SIGCONT; the new leader converged the change {} ms after it went on",
+            takeover.toMillis(), ended.toMillis(), converged.toMillis());
+        assertThat(a.output()).contains("Failed to renew lease");
+      }
+    }
+  }
+
+  /**
    * Another client keeps rewriting a field the hook owns on one child while an update wave runs: the engine puts it
    * back after each change, one write per change it sees (no hot loop), and the other parents converge as usual.
    */

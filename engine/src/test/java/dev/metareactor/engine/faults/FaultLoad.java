@@ -50,6 +50,8 @@ public final class FaultLoad implements AutoCloseable {
   final int parentCount;
   /** Sync hook calls per parent. */
   final Map<String, AtomicInteger> syncCalls = new ConcurrentHashMap<>();
+  /** Calls of any of the three hooks (sync, decorate, map). */
+  final AtomicInteger hookCalls = new AtomicInteger();
   /** Every sync hook call: which parent, the shard that called (with {@code --sharding}), when it began and ended. */
   final List<SyncCall> calls = new CopyOnWriteArrayList<>();
   /**
@@ -77,8 +79,8 @@ public final class FaultLoad implements AutoCloseable {
     this.mappers = ParentCrd.create(cluster, "Mapper");
     this.hooks = HookServer.builder()
         .routeWithHeaders("/sync", this::timedSync)
-        .route("/decorate", FaultLoad::decorate)
-        .route("/map", FaultLoad::map)
+        .route("/decorate", this::decorate)
+        .route("/map", this::map)
         .start();
   }
 
@@ -210,6 +212,7 @@ public final class FaultLoad implements AutoCloseable {
     String parent = request.path("parent").path("metadata").path("name").asString();
     String shard = String.valueOf(headers.get(Engine.SHARD_HEADER));
     long began = System.nanoTime();
+    hookCalls.incrementAndGet();
     Map<String, Integer> running = inFlight.computeIfAbsent(parent, p -> new ConcurrentHashMap<>());
     synchronized (running) {
       if (running.keySet().stream().anyMatch(other -> !other.equals(shard))) {
@@ -244,13 +247,15 @@ public final class FaultLoad implements AutoCloseable {
     return answer;
   }
 
-  private static JsonNode decorate(JsonNode request) {
+  private JsonNode decorate(JsonNode request) {
+    hookCalls.incrementAndGet();
     ObjectNode answer = KubeJson.nodes().objectNode();
     answer.putObject("labels").put("decorated", request.path("object").path("spec").path("value").asString(""));
     return answer;
   }
 
-  private static JsonNode map(JsonNode request) {
+  private JsonNode map(JsonNode request) {
+    hookCalls.incrementAndGet();
     ObjectNode answer = KubeJson.nodes().objectNode();
     answer.putArray("outputs").addObject().put("apiVersion", "v1").put("kind", "ConfigMap")
         .putObject("metadata").put("name", request.path("input").path("metadata").path("name").asString() + "-out");

@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -147,6 +148,25 @@ public final class Invariants {
       }
     }
     return uids;
+  }
+
+  /**
+   * The resourceVersion of every object of the load now (parents, the map parent, every ConfigMap of the namespace),
+   * by kind and name: two equal snapshots mean that nobody wrote any of them in between.
+   */
+  Map<String, String> versions() {
+    Map<String, String> versions = new TreeMap<>();
+    for (GenericKubernetesResource parent : load.parentList()) {
+      versions.put("Load " + parent.getMetadata().getName(), parent.getMetadata().getResourceVersion());
+    }
+    for (GenericKubernetesResource mapper : load.mappers.in(load.client).inNamespace(load.cluster.namespace()).list()
+        .getItems()) {
+      versions.put("Mapper " + mapper.getMetadata().getName(), mapper.getMetadata().getResourceVersion());
+    }
+    for (ConfigMap configMap : load.client.configMaps().list().getItems()) {
+      versions.put("ConfigMap " + configMap.getMetadata().getName(), configMap.getMetadata().getResourceVersion());
+    }
+    return versions;
   }
 
   /**

@@ -28,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * {@code --sharding} with engines as processes on the real control plane, under the fault suite's load (all three
  * kinds of controller) with 600 parents (or more, see {@link #PARENTS}): three replicas each sync about a third and
  * no parent is synced by two; a fourth replica takes about a quarter, moved by their owners without a parent synced by
- * two replicas at once; a replica killed with SIGKILL has its parents taken over by the others. The invariants of the
- * fault suite hold after each step, and an update wave converges on the new membership.
+ * two replicas at once; a replica killed with SIGKILL has its parents taken over by the others; a replica paused
+ * (SIGSTOP) past its lease in the middle of a wave has its parents taken over too, and syncs nothing when it goes on.
+ * The invariants of the fault suite hold after each step, and an update wave converges on the new membership.
  *
  * <p>"Synced by two replicas" is judged from the sync hook's calls: each call names its replica (the
  * {@code Metareactor-Shard} header) and takes 20 ms, so two replicas syncing one parent at once would be seen in
@@ -62,7 +63,8 @@ class ShardingIT extends FaultSuite {
   }
 
   @Test
-  void parentsAreSpreadOverReplicasMovedToANewOneAndTakenOverFromAKilledOneNeverSyncedByTwo() throws Exception {
+  void parentsAreSpreadOverReplicasMovedToANewOneAndTakenOverFromAKilledOrPausedOneNeverSyncedByTwo()
+      throws Exception {
     load.syncTakes(Duration.ofMillis(20));
     for (String shard : List.of("s1", "s2", "s3")) {
       start(shard);
@@ -118,6 +120,8 @@ class ShardingIT extends FaultSuite {
     assertNoParentSyncedByTwoAtOnce();
     assertThat(returnsToAFormerReplica(killedMark)).isEmpty();
     assertNoSyncWithChildrenMissing();
+
+    aReplicaPausedPastItsLeaseSyncsNothingWhenItGoesOn("s3");
   }
 
   /**
@@ -132,6 +136,56 @@ class ShardingIT extends FaultSuite {
           Map.of("verb", "create", "code", "409"));
     }
     assertThat(existing).as("creates of children that already existed").isZero();
+  }
+
+  /**
+   * A replica stopped (SIGSTOP) in the middle of an update wave — hook calls in flight, parents queued — and kept
+   * stopped past its lease: the others take its parents over and finish the wave. Then it goes on, with the others
+   * stopped in turn, so that whatever changes in the cluster is its doing: it must see that its shard is gone before
+   * it syncs anything (no hook call begun, no object of the load written), and it ends (exit 1, its shard lease
+   * lost); the others, let go on, hold every invariant.
+   */
+  private void aReplicaPausedPastItsLeaseSyncsNothingWhenItGoesOn(String shard) throws Exception {
+    load.syncTakes(Duration.ofMillis(200));
+    Replica paused = replicas.remove(shard);
+    try {
+      int mark = load.calls.size();
+      load.setValue("four");
+      awaitWaveUnderway("four");
+      paused.process().pause();
+      long pausedAt = System.nanoTime();
+      awaitShardedInvariants();
+      Duration takenOver = Duration.ofNanos(System.nanoTime() - pausedAt);
+
+      replicas.values().forEach(replica -> replica.process().pause());
+      Integer exit;
+      long resumed;
+      Duration ended;
+      try {
+        Map<String, String> before = invariants.versions();
+        int hookCalls = load.hookCalls.get();
+        resumed = System.nanoTime();
+        paused.process().resume();
+        exit = paused.process().awaitExit(SHUTDOWN_TIMEOUT.toSeconds() + 30);
+        ended = Duration.ofNanos(System.nanoTime() - resumed);
+        assertThat(load.hookCalls.get() - hookCalls).as("hook calls while only the resumed replica ran").isZero();
+        assertThat(invariants.versions()).as("the load's objects while only the resumed replica ran")
+            .isEqualTo(before);
+      } finally {
+        replicas.values().forEach(replica -> replica.process().resume());
+      }
+      assertThat(exit).as("exit code of the resumed replica; log:%n%s", paused.process().output()).isEqualTo(1);
+      long lateCalls = load.calls.subList(mark, load.calls.size()).stream()
+          .filter(call -> call.shard().equals(shard) && call.began() > resumed).count();
+      assertThat(lateCalls).as("sync hook calls %s began after it went on", shard).isZero();
+      Duration converged = awaitShardedInvariants();
+      LOG.info("a replica paused mid-wave: the others took its parents over and finished the wave {} after the pause;"
+          + " it went on, synced nothing and ended {} later; converged again {} after", takenOver, ended, converged);
+      assertNoParentSyncedByTwoAtOnce();
+      assertThat(returnsToAFormerReplica(mark)).isEmpty();
+    } finally {
+      paused.process().close();
+    }
   }
 
   /** When the first sync hook call for {@code parent} from call {@code from} on began. */
