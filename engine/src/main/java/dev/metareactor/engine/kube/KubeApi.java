@@ -28,8 +28,10 @@ import reactor.netty.resources.ConnectionProvider;
  *       requests are in flight ({@code --api-concurrency}).</li>
  *   <li>{@link #watch} streams a watch's body line by line on a connection of its own, so long-running watches
  *       never take a request's connection.</li>
- *   <li>A 401 re-resolves the credentials ({@link KubeConfig#refreshCredentials()}) and repeats the request once:
- *       expiring tokens (exec plugins, rotated service-account tokens) keep working.</li>
+ *   <li>A 401 re-resolves the credentials ({@link KubeConfig#refreshRejected}: once for all the requests the same
+ *       token failed, at most once a second) and repeats the request once, and a watch refused with 401 re-resolves
+ *       them before its informer tries again: expiring tokens (exec plugins, rotated service-account tokens) keep
+ *       working.</li>
  *   <li>Every request but a read asks the {@link WriteFence} ({@link #fenceWrites}) before it waits for a connection
  *       and again just before it is sent, so a request that waited for a connection across a pause of the process is
  *       not sent for a lease that expired meanwhile; a refused one fails with {@link WriteFence.Refused}.</li>
@@ -121,13 +123,19 @@ public final class KubeApi implements AutoCloseable {
       byte @Nullable [] body) {
     return exchange(method, path, contentType, accept, body)
         .flatMap(answer -> answer.code() != 401 ? Mono.just(answer)
-            : Mono.fromRunnable(config::refreshCredentials).subscribeOn(Schedulers.boundedElastic())
-                .then(exchange(method, path, contentType, accept, body)))
+            : refreshRejected(answer.authorization()).then(exchange(method, path, contentType, accept, body)))
         .flatMap(answer -> answer.code() / 100 == 2 ? Mono.just(answer.body())
             : Mono.error(ApiException.of(method.name(), path, answer.code(), answer.body(), answer.retryAfter())));
   }
 
-  private record Answer(int code, byte[] body, @Nullable String retryAfter) {}
+  /** The server refused {@code authorization} (401): the credentials resolved again, off the event loops. */
+  private Mono<Void> refreshRejected(@Nullable String authorization) {
+    return Mono.<Void>fromRunnable(() -> config.refreshRejected(authorization))
+        .subscribeOn(Schedulers.boundedElastic());
+  }
+
+  /** An answer, with the {@code Authorization} header its request carried. */
+  private record Answer(int code, byte[] body, @Nullable String retryAfter, @Nullable String authorization) {}
 
   private Mono<Answer> exchange(HttpMethod method, String path, @Nullable String contentType, String accept,
       byte @Nullable [] body) {
@@ -157,7 +165,7 @@ public final class KubeApi implements AutoCloseable {
           })
           .responseSingle((response, content) -> content.asByteArray().defaultIfEmpty(EMPTY)
               .map(bytes -> new Answer(response.status().code(), bytes,
-                  response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER))));
+                  response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER), authorization)));
     });
   }
 
@@ -184,17 +192,20 @@ public final class KubeApi implements AutoCloseable {
       HttpClient client = authorization == null ? watches
           : watches.headers(headers -> headers.set(HttpHeaderNames.AUTHORIZATION, authorization));
       return client.headers(headers -> headers.set(HttpHeaderNames.ACCEPT, accept)).get().uri(path)
-          .response((response, content) -> lines(path, response, content, accepted));
+          .response((response, content) -> lines(path, response, content, accepted, authorization));
     });
   }
 
-  private static Flux<byte[]> lines(String path, HttpClientResponse response, ByteBufFlux content,
-      Runnable accepted) {
+  private Flux<byte[]> lines(String path, HttpClientResponse response, ByteBufFlux content, Runnable accepted,
+      @Nullable String authorization) {
     int code = response.status().code();
     if (code != 200) {
+      // A watch refused with 401 re-reads the credentials too, before the informer tries again: a cache that only
+      // watches (no list, no write) would otherwise retry with the rejected token until the next periodic re-read.
+      Mono<Void> refreshed = code == 401 ? refreshRejected(authorization) : Mono.empty();
       return content.aggregate().asByteArray().defaultIfEmpty(EMPTY)
-          .flatMapMany(body -> Flux.error(ApiException.of("GET", path, code, body,
-              response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER))));
+          .flatMapMany(body -> refreshed.then(Mono.error(ApiException.of("GET", path, code, body,
+              response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER)))));
     }
     accepted.run();
     JsonLines lines = new JsonLines(MAX_LINE);

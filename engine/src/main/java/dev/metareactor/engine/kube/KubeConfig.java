@@ -44,9 +44,9 @@ import tools.jackson.dataformat.yaml.YAMLMapper;
  * {@code auth-provider}s are not supported; each is reported when found.
  *
  * <p>Reading the credentials ({@link #authorization()}) never blocks: they are resolved ahead —
- * {@link #refreshCredentials()} re-reads a token file or re-runs an exec plugin, and {@link KubeApi} calls it when
- * the server answers 401 (a rotated service-account token, an expired plugin token) and when an exec token's
- * expiry comes near.
+ * {@link #refreshCredentials()} re-reads a token file or re-runs an exec plugin, and {@link KubeApi} calls it every
+ * minute for a token file and when an exec token's expiry comes near; {@link #refreshRejected} does the same when
+ * the server answers 401 (a rotated service-account token, an expired plugin token).
  */
 public final class KubeConfig {
 
@@ -290,12 +290,26 @@ public final class KubeConfig {
     credentials.refresh();
   }
 
+  /**
+   * The API server refused {@code rejected} (the {@code Authorization} header a request carried, {@code null} for
+   * none) with 401: resolves the credentials again, unless that happened since the request was sent (the header is
+   * no longer {@code rejected}: every request in flight when a token stopped working gets its 401, and one re-read
+   * serves them all) or less than {@value Credentials#MIN_REFRESH_MILLIS} ms ago (a token file not rotated yet, an
+   * exec plugin answering the same token, is not read or run again for each refused request). Blocking: call it off
+   * the event loops.
+   */
+  public void refreshRejected(@Nullable String rejected) {
+    credentials.refreshRejected(rejected);
+  }
+
   /** How the engine proves who it is, resolved ahead so that reading it never blocks. */
   private static final class Credentials {
 
     static final Credentials NONE = new Credentials(null, null, null, Duration.ZERO);
     /** How long a token read from a file is used before the file is read again. */
     static final Duration TOKEN_FILE_REREAD = Duration.ofMinutes(1);
+    /** The least time between two re-reads after a 401. */
+    static final long MIN_REFRESH_MILLIS = 1000;
 
     private final @Nullable String fixed;
     private final @Nullable Function<Credentials, String> resolve;
@@ -304,6 +318,11 @@ public final class KubeConfig {
     private final Duration margin;
     private volatile @Nullable String header;
     private volatile java.time.@Nullable Instant expires;
+    /**
+     * When (nanoTime) the credentials were last resolved again; under the lock. Not at their first resolution: a
+     * 401 just after the start may be a token rotated meanwhile.
+     */
+    private long resolvedAt = System.nanoTime() - Duration.ofMillis(MIN_REFRESH_MILLIS).toNanos();
 
     private Credentials(@Nullable String fixed, @Nullable Function<Credentials, String> resolve,
         @Nullable String source, Duration margin) {
@@ -356,15 +375,25 @@ public final class KubeConfig {
       return left.isNegative() ? Duration.ZERO : left;
     }
 
-    void refresh() {
+    synchronized void refresh() {
       if (resolve == null) {
         return;
       }
+      resolvedAt = System.nanoTime();
       try {
         header = resolve.apply(this);
       } catch (RuntimeException e) {
         LOG.warn("could not refresh the API server credentials from the {}: {}", source, e.getMessage());
       }
+    }
+
+    synchronized void refreshRejected(@Nullable String rejected) {
+      if (!Objects.equals(rejected, header)
+          || System.nanoTime() - resolvedAt < Duration.ofMillis(MIN_REFRESH_MILLIS).toNanos()) {
+        return;
+      }
+      LOG.info("the API server refused the credentials from the {} (401); reading them again", source);
+      refresh();
     }
 
     @Override

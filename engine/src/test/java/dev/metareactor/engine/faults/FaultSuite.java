@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -73,15 +74,31 @@ abstract class FaultSuite {
 
   /** Starts an engine; {@link #metricsPort} and {@link #healthPort} are its ports from now on. */
   EngineProcess engine(String name, String... flags) {
+    List<String> all = new ArrayList<>(List.of("--kubeconfig=" + load.cluster.kubeconfig()));
+    all.addAll(List.of(flags));
+    return engine(name, Map.of(), all);
+  }
+
+  /**
+   * Starts an engine configured as in a pod, from {@code pod}'s environment ({@code KUBERNETES_SERVICE_HOST} and
+   * the service-account directory); {@link #metricsPort} and {@link #healthPort} are its ports from now on.
+   */
+  EngineProcess inClusterEngine(String name, Map<String, String> pod, String... flags) {
+    return engine(name, pod, List.of(flags));
+  }
+
+  private EngineProcess engine(String name, Map<String, String> env, List<String> flags) {
     metricsPort = EngineProcess.freePort();
     healthPort = EngineProcess.freePort();
-    List<String> all = new ArrayList<>(List.of("--kubeconfig=" + load.cluster.kubeconfig(),
+    List<String> all = new ArrayList<>(List.of(
         "--metrics-address=127.0.0.1:" + metricsPort, "--health-probe-bind-address=127.0.0.1:" + healthPort,
         "--target-label-selector=metareactor.dev/hosted-by=" + load.hostedBy, "--discovery-interval=1s",
         "--workers=16", "--client-go-qps=300", "--client-go-burst=600",
         "--shutdown-timeout=" + SHUTDOWN_TIMEOUT.toSeconds() + "s"));
-    all.addAll(List.of(flags));
-    return EngineProcess.start(dir.resolve(name + ".log"), engineEnvironment(), all.toArray(String[]::new));
+    all.addAll(flags);
+    Map<String, String> environment = new HashMap<>(engineEnvironment());
+    environment.putAll(env);
+    return EngineProcess.start(dir.resolve(name + ".log"), environment, all.toArray(String[]::new));
   }
 
   /** Environment variables of the engines this suite starts (a JVM setting, say); none by default. */

@@ -20,8 +20,9 @@ import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
 /**
- * The connection's own rules against a stand-in API server: a request that is not a read asks the
- * {@link WriteFence} before it is sent, including after it waited for a connection.
+ * The connection's own rules against a stand-in API server: a watch refused with 401 reads the credentials again,
+ * and a request that is not a read asks the {@link WriteFence} before it is sent, including after it waited for a
+ * connection.
  */
 class KubeApiTest {
 
@@ -61,6 +62,22 @@ class KubeApiTest {
     if (server != null) {
       server.disposeNow();
     }
+  }
+
+  /**
+   * A cache that only watches (no list, no write) must not retry with a token the server refuses until the next
+   * periodic re-read: the 401 of a watch reads the token file again before the watch fails.
+   */
+  @Test
+  void aWatchRefusedWith401ReadsTheRotatedTokenBeforeItFails() throws Exception {
+    KubeApi kube = start(2);
+    Files.writeString(dir.resolve("token"), "new");
+
+    assertThatThrownBy(() -> kube.watch("/api/v1/configmaps?watch=1").blockLast(Duration.ofSeconds(10)))
+        .isInstanceOf(ApiException.class).hasMessageContaining("401");
+    assertThat(kube.config().authorization()).isEqualTo("Bearer new");
+    assertThat(kube.watch("/api/v1/configmaps?watch=1").collectList().block(Duration.ofSeconds(10)))
+        .as("the next watch, with the new token").hasSize(1);
   }
 
   @Test

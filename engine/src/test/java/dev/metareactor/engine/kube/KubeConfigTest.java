@@ -67,6 +67,32 @@ class KubeConfigTest {
     assertThat(config.authorization()).isEqualTo("Bearer secret-2");
   }
 
+  /**
+   * A token refused with 401 is read again once for every request it failed (they all come back with the same
+   * header), and a token that is still the one refused is not read again within a second: a file the kubelet has
+   * not rotated yet is not read for each refused request.
+   */
+  @Test
+  void aRefusedTokenIsReadAgainOnceForAllTheRequestsItFailedAndAtMostOnceASecond() throws Exception {
+    Files.writeString(dir.resolve("token"), "secret-1\n");
+    Path file = kubeconfig("config", "- name: c\n  cluster: {server: 'http://127.0.0.1:8080'}\n",
+        "- name: u\n  user: {tokenFile: token}\n", "main");
+    KubeConfig config = KubeConfig.fromFiles(List.of(file), Map.of());
+    Files.writeString(dir.resolve("token"), "secret-2\n");
+    config.refreshRejected("Bearer secret-1");
+    assertThat(config.authorization()).as("read again after the 401").isEqualTo("Bearer secret-2");
+
+    Files.writeString(dir.resolve("token"), "secret-3\n");
+    config.refreshRejected("Bearer secret-1");
+    assertThat(config.authorization()).as("another request refused with the old token: read already")
+        .isEqualTo("Bearer secret-2");
+    config.refreshRejected("Bearer secret-2");
+    assertThat(config.authorization()).as("the new token refused less than a second after it was read")
+        .isEqualTo("Bearer secret-2");
+    config.refreshCredentials();
+    assertThat(config.authorization()).as("the periodic re-read is not limited").isEqualTo("Bearer secret-3");
+  }
+
   @Test
   void tokensAndBasicCredentialsBecomeTheAuthorizationHeader() throws Exception {
     Path token = kubeconfig("token", "- name: c\n  cluster: {server: 'http://127.0.0.1:8080'}\n",
