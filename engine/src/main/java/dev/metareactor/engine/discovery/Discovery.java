@@ -30,8 +30,10 @@ import tools.jackson.databind.JsonNode;
  * <p>When it runs: once at start, then whenever what it serves may have changed — a CustomResourceDefinition or an
  * APIService added, changed or deleted ({@link #start(Flux, BooleanSupplier)}; a burst of changes is one refresh) —
  * and every {@code --discovery-interval} only while those changes cannot be followed (a watch that is forbidden or
- * not synced yet). Upstream polls every interval; here a converged engine makes no request at all, and a new CRD is
- * picked up within a second instead of up to thirty.
+ * not synced yet) or while the last refresh was incomplete: a group version failed, or the aggregator marked one
+ * stale (an aggregated API it cannot reach; it serves no resource of it then, and the APIService's change that says
+ * it is back may come before the aggregator has read its resources again). Upstream polls every interval; here a
+ * converged engine makes no request at all, and a new CRD is picked up within a second instead of up to thirty.
  *
  * <p>A refresh is two requests, {@code /api} and {@code /apis}, in the aggregated format
  * ({@code apidiscovery.k8s.io/v2}, what client-go asks for since Kubernetes 1.26); a server without it is asked group
@@ -53,6 +55,8 @@ public final class Discovery implements DiscoveredResources, AutoCloseable {
   private final Sinks.Many<ResourceMap> snapshots = Sinks.many().replay().latest();
   private volatile ResourceMap current = ResourceMap.empty();
   private volatile boolean synced;
+  /** Whether the last refresh missed group versions (failed or stale): polled again until it does not. */
+  private volatile boolean incomplete;
   private @Nullable Disposable refreshing;
 
   /** @param scheduler where the refresh timer runs */
@@ -79,7 +83,7 @@ public final class Discovery implements DiscoveredResources, AutoCloseable {
       return;
     }
     Flux<Long> polls = Flux.interval(Duration.ZERO, interval, scheduler)
-        .filter(tick -> tick == 0 || !following.getAsBoolean());
+        .filter(tick -> tick == 0 || incomplete || !following.getAsBoolean());
     Flux<Long> changed = changes.sampleTimeout(change -> Mono.delay(SETTLE, scheduler)).map(change -> -1L);
     refreshing = Flux.merge(polls, changed)
         .onBackpressureDrop()
@@ -122,6 +126,7 @@ public final class Discovery implements DiscoveredResources, AutoCloseable {
   }
 
   private void publish(List<ApiResource> found, List<String> failed) {
+    incomplete = found.isEmpty() || !failed.isEmpty();
     if (found.isEmpty()) {
       LOG.error("discovery found no resources ({} failed); keeping the previous map", failed);
       return;
@@ -142,6 +147,13 @@ public final class Discovery implements DiscoveredResources, AutoCloseable {
           JsonNode root = KubeJson.mapper().readTree(body);
           String kind = root.path("kind").asString("");
           if (kind.equals("APIGroupDiscoveryList")) {
+            List<String> stale = stale(root);
+            if (!stale.isEmpty()) {
+              synchronized (failed) {
+                failed.addAll(stale);
+              }
+              LOG.debug("discovery: the aggregator marks {} stale", stale);
+            }
             return Flux.fromIterable(aggregated(root));
           }
           return Flux.fromIterable(legacyGroupVersions(root, group)).concatMap(groupVersion ->
@@ -179,6 +191,23 @@ public final class Discovery implements DiscoveredResources, AutoCloseable {
           String kind = resource.path("responseKind").path("kind").asString("");
           result.add(new ApiResource(name, v, resource.path("resource").asString(""), kind,
               "Namespaced".equals(resource.path("scope").asString("")), subresources));
+        }
+      }
+    }
+    return result;
+  }
+
+  /**
+   * The group versions an {@code APIGroupDiscoveryList} marks {@code Stale}: the aggregator could not read them (an
+   * aggregated API unreachable) and lists none of their resources, or what it last read.
+   */
+  static List<String> stale(JsonNode list) {
+    List<String> result = new ArrayList<>();
+    for (JsonNode group : list.path("items")) {
+      for (JsonNode version : group.path("versions")) {
+        if ("Stale".equals(version.path("freshness").asString(""))) {
+          String name = group.path("metadata").path("name").asString("");
+          result.add((name.isEmpty() ? "" : name + "/") + version.path("version").asString(""));
         }
       }
     }

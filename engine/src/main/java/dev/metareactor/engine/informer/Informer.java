@@ -26,6 +26,7 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.core.JsonParser;
@@ -157,6 +158,8 @@ final class Informer {
 
   private volatile boolean synced;
   private volatile boolean stopped;
+  /** Ends the backoff after a failure early ({@link #retryNow}); a new one for each wait. */
+  private volatile Sinks.Empty<Void> wake = Sinks.empty();
   private @Nullable Disposable running;
   private @Nullable Disposable resyncing;
 
@@ -479,7 +482,19 @@ final class Informer {
     } else {
       LOG.debug("informer for {} failed again ({}), retrying in {} ms: {}", description, failures, delay, message);
     }
-    return Mono.delay(Duration.ofMillis(delay)).publishOn(serial).then();
+    Sinks.Empty<Void> woken = Sinks.empty();
+    wake = woken;
+    return Mono.firstWithSignal(Mono.delay(Duration.ofMillis(delay)).then(), woken.asMono()).publishOn(serial)
+        .then();
+  }
+
+  /**
+   * Ends the backoff of a failing list or watch now: its resource is served again (a CRD created again, an
+   * aggregated API back), and a backoff grown to 30 s would keep the cache behind for that long. Does nothing while
+   * the informer follows the server.
+   */
+  void retryNow() {
+    wake.tryEmitEmpty();
   }
 
   /** Whether {@code error} is a connection the server refused. */

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -141,12 +142,32 @@ public final class SharedInformers implements Informers, AutoCloseable {
    * The informers (by what they watch) whose lists and watches have been failing for longer than {@code limit}:
    * caches that may be missing changes (the API server is down or unreachable). Empty when all follow it.
    */
-  public synchronized List<String> notFollowingFor(Duration limit) {
+  public List<String> notFollowingFor(Duration limit) {
+    return notFollowingFor(limit, resource -> true);
+  }
+
+  /** The same, of the informers of resources {@code counted} accepts only. */
+  public synchronized List<String> notFollowingFor(Duration limit, Predicate<ApiResource> counted) {
     long now = System.nanoTime();
     return informers.values().stream()
-        .filter(shared -> shared.informer.notFollowingFor(now) > limit.toNanos())
+        .filter(shared -> counted.test(shared.target.resource())
+            && shared.informer.notFollowingFor(now) > limit.toNanos())
         .map(shared -> shared.target.toString())
         .toList();
+  }
+
+  /**
+   * Makes the informers of {@code resource} (group, version and resource name) that are failing retry now instead
+   * of at the end of their backoff: discovery serves it again.
+   */
+  public synchronized void retryNow(ApiResource resource) {
+    informers.values().stream()
+        .filter(shared -> sameResource(shared.target.resource(), resource))
+        .forEach(shared -> shared.informer.retryNow());
+  }
+
+  private static boolean sameResource(ApiResource a, ApiResource b) {
+    return a.group().equals(b.group()) && a.version().equals(b.version()) && a.resource().equals(b.resource());
   }
 
   /** How many informers run now (for tests and metrics). */

@@ -8,6 +8,7 @@ import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
 import dev.metareactor.engine.controller.map.MapController;
 import dev.metareactor.engine.discovery.Discovery;
+import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerHost;
@@ -52,6 +53,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -275,6 +277,15 @@ public final class Engine implements AutoCloseable {
     Flux<ObjectEvent> changes = Flux.merge(sources.stream().map(InformerLease::events).toList())
         .filter(event -> !event.isResync());
     discovery.start(changes, () -> sources.stream().allMatch(InformerLease::hasSynced));
+    // A resource served again (a CRD created again, an aggregated API back): its informers, failing since it went,
+    // list now rather than at the end of a backoff that may have grown to 30 s.
+    AtomicReference<ResourceMap> served = new AtomicReference<>(ResourceMap.empty());
+    Disposable retrying = discovery.snapshots().subscribe(map -> {
+      ResourceMap before = served.getAndSet(map);
+      map.all().stream().filter(resource -> before.byResource(resource.apiVersion(), resource.resource()).isEmpty())
+          .forEach(informers::retryNow);
+    });
+    resources.push(retrying::dispose);
   }
 
   private void lead() {
@@ -296,10 +307,11 @@ public final class Engine implements AutoCloseable {
    * election is off), every host has handled its controller objects and every runnable controller's informers
    * have synced. A standby replica is ready: it is healthy and waiting for the lease. Not ready either while an
    * informer's lists and watches have been failing for longer than {@link #STALE_CACHE}: its cache may be missing
-   * changes. Cheap and non-blocking.
+   * changes (but for an informer of a resource discovery no longer serves: {@link #served}). Cheap and
+   * non-blocking.
    */
   public boolean isReady() {
-    if (closing || !discovery.hasSynced() || !informers.notFollowingFor(STALE_CACHE).isEmpty()) {
+    if (closing || !discovery.hasSynced() || !informers.notFollowingFor(STALE_CACHE, this::served).isEmpty()) {
       return false;
     }
     if (!leading) {
@@ -312,6 +324,16 @@ public final class Engine implements AutoCloseable {
       }
     }
     return true;
+  }
+
+  /**
+   * Whether discovery serves {@code resource} now. The informer of one it no longer serves (a CRD deleted, an
+   * aggregated API gone) fails until it is served again, and its cache misses nothing meanwhile: it does not hold
+   * readiness back, no more than a resource not served yet does. (While the API server itself cannot be reached,
+   * discovery keeps what it last saw, and every informer counts.)
+   */
+  private boolean served(ApiResource resource) {
+    return discovery.current().byResource(resource.apiVersion(), resource.resource()).isPresent();
   }
 
   /** Completes with a reason when the engine cannot go on and the process must end (a lost lease). */

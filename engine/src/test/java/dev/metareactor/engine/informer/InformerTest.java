@@ -147,6 +147,24 @@ class InformerTest {
     assertThat(lists()).isEqualTo(1);
   }
 
+  /**
+   * A failing informer waits out its backoff (here the 30 s a Retry-After asked for, as long as a backoff grows)
+   * unless told that its resource is served again: then it tries at once.
+   */
+  @Test
+  void aFailingInformerToldItsResourceIsServedAgainRetriesAtOnce() {
+    server.page("", list("10", "", item("a", "1", "")));
+    server.watch(FakeApiServer.Watch.refused(503, 30));
+    Sinks.Many<String> more = Sinks.many().unicast().onBackpressureBuffer();
+    server.watch(FakeApiServer.Watch.open(more));
+    informer().start();
+    await().atMost(WAIT).until(() -> informer.notFollowingFor(System.nanoTime()) > 0);
+
+    informer.retryNow();
+    await().atMost(WAIT).until(() -> watchVersions().size() >= 2);
+    await().atMost(WAIT).until(() -> informer.notFollowingFor(System.nanoTime()) == 0);
+  }
+
   @Test
   void aWatchTheServerEndsIsResumedWithoutAList() {
     server.page("", list("10", "", item("a", "1", "")));
