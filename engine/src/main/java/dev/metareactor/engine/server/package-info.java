@@ -13,8 +13,11 @@
  *
  * <ul>
  *   <li>{@code reactor-http-epoll-*}: Reactor Netty event loops — API and hook I/O, watch decoding. Never block.</li>
- *   <li>{@code parallel-*}: Reactor's parallel scheduler — syncs (the queue's workers), timers, discovery, each
- *       informer's serial worker (its events, in order, to the routers) and leader election's single worker.</li>
+ *   <li>{@code parallel-*}: Reactor's parallel scheduler — syncs (the queue's workers), timers, discovery and each
+ *       informer's serial worker (its events, in order, to the routers).</li>
+ *   <li>{@code leases}: the leader lease's and the shard lease's renewals, on a thread of their own: on a parallel
+ *       worker a renewal would wait behind an informer parsing a list of thousands, and a busy replica would miss its
+ *       renew deadline (and, with the write fence, refuse its own writes meanwhile).</li>
  *   <li>{@code boundedElastic-*}: building, starting and stopping controllers (which may read Secrets, build TLS),
  *       refreshing credentials.</li>
  *   <li>{@code main}: parsing, start, then waiting for a signal; shutdown.</li>
