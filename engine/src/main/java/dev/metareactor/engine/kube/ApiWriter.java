@@ -43,6 +43,7 @@ public final class ApiWriter implements ObjectApi {
   static final int MAX_RETRIES = 10;
   /** The longest wait a {@code Retry-After} gets (a longer one is cut to this). */
   static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(10);
+  private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
   private final KubeApi api;
   private final TokenBucket rate;
@@ -178,16 +179,58 @@ public final class ApiWriter implements ObjectApi {
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
   }
 
-  /** The REST path of a resource's collection ({@code name == null}) or one of its objects. */
+  /**
+   * The REST path of a resource's collection ({@code name == null}) or one of its objects, each segment
+   * percent-encoded ({@link #segment}).
+   *
+   * @throws IllegalArgumentException when the namespace or name is not one path segment (empty, {@code .},
+   *     {@code ..}, or with a {@code /} or {@code %}: the API server decodes {@code %2F} before it routes, so
+   *     {@code a%2Fstatus} would address the status of {@code a}): no request may address another path than the
+   *     object's
+   */
   public static String path(ApiResource resource, @Nullable String namespace, @Nullable String name) {
-    StringBuilder path = new StringBuilder(resource.group().isEmpty() ? "/api/" : "/apis/" + resource.group() + "/")
-        .append(resource.version());
+    StringBuilder path = new StringBuilder(resource.group().isEmpty() ? "/api/"
+        : "/apis/" + segment(resource.group()) + "/").append(segment(resource.version()));
     if (resource.namespaced() && namespace != null && !namespace.isEmpty()) {
-      path.append("/namespaces/").append(namespace);
+      path.append("/namespaces/").append(objectSegment(namespace, "namespace"));
     }
-    path.append('/').append(resource.resource());
-    return name == null ? path.toString() : path.append('/').append(name).toString();
+    path.append('/').append(segment(resource.resource()));
+    return name == null ? path.toString() : path.append('/').append(objectSegment(name, "name")).toString();
   }
+
+  private static String objectSegment(String value, String what) {
+    ObjectNames.Rule.PATH_SEGMENT.problem(value).ifPresent(problem -> {
+      throw new IllegalArgumentException("the " + what + " " + KubeJson.quote(value) + " " + problem);
+    });
+    return segment(value);
+  }
+
+  /**
+   * {@code value} as one path segment of a URL (RFC 3986): every byte of its UTF-8 form but the unreserved
+   * characters ({@code A-Z a-z 0-9 - . _ ~}) and {@code :} (which RBAC names hold) percent-encoded, so that a
+   * {@code ?}, {@code #}, space or any other character reaches the server as part of the segment.
+   */
+  public static String segment(String value) {
+    byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+    StringBuilder encoded = null;
+    for (int i = 0; i < bytes.length; i++) {
+      int b = bytes[i] & 0xff;
+      boolean plain = b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '.'
+          || b == '_' || b == '~' || b == ':';
+      if (plain) {
+        if (encoded != null) {
+          encoded.append((char) b);
+        }
+        continue;
+      }
+      if (encoded == null) {
+        encoded = new StringBuilder(bytes.length + 16).append(value, 0, i); // the bytes before are ASCII
+      }
+      encoded.append('%').append(HEX[b >> 4]).append(HEX[b & 0xf]);
+    }
+    return encoded == null ? value : encoded.toString();
+  }
+
 
   private Mono<Written> call(String verb, ApiResource resource, String method, String path,
       @Nullable String contentType, byte @Nullable [] body) {

@@ -161,6 +161,24 @@ class ApiWriterTest {
   }
 
   @Test
+  void everyPathSegmentIsPercentEncodedAndNoNameCanAddressAnotherPath() {
+    ApiResource roles = new ApiResource("rbac.authorization.k8s.io", "v1", "roles", "Role", true, Set.of());
+    assertThat(ApiWriter.path(CONFIG_MAPS, "ns", "a.b-c")).isEqualTo("/api/v1/namespaces/ns/configmaps/a.b-c");
+    assertThat(ApiWriter.path(roles, "ns", "system:x"))
+        .isEqualTo("/apis/rbac.authorization.k8s.io/v1/namespaces/ns/roles/system:x");
+    assertThat(ApiWriter.path(CONFIG_MAPS, "ns", "a b?c#d+é&x=y"))
+        .isEqualTo("/api/v1/namespaces/ns/configmaps/a%20b%3Fc%23d%2B%C3%A9%26x%3Dy");
+    assertThat(ApiWriter.path(CONFIG_MAPS, "ns", "..x")).isEqualTo("/api/v1/namespaces/ns/configmaps/..x");
+    // The API server decodes %2F before it routes: a/status would address a's status, ../x another collection.
+    for (String name : List.of("", ".", "..", "../x", "a/status", "a%2Fstatus")) {
+      assertThatThrownBy(() -> ApiWriter.path(CONFIG_MAPS, "ns", name)).as("name %s", name)
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("the name");
+    }
+    assertThatThrownBy(() -> ApiWriter.path(CONFIG_MAPS, "n/s", "a")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("the namespace");
+  }
+
+  @Test
   void bodyWritesNumbersAsGoDoes() {
     ObjectNode deployment = (ObjectNode) KubeJson.mapper().readTree("""
         {"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"d"},
