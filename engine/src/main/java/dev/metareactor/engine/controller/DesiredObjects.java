@@ -3,20 +3,24 @@ package dev.metareactor.engine.controller;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectNames;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Checks and completes what a hook asked for ({@code children}, {@code attachments}) before anything is written:
- * each object of a declared type; a namespaced object in its owner's namespace (filled in when absent; required
- * when the owner is cluster-scoped); a cluster-scoped object never owned by a namespaced owner; no two objects with
- * the same type and name. Any problem rejects the whole answer with a {@link HookResponseException} naming it.
+ * Checks and completes what a hook asked for ({@code children}, {@code attachments}, {@code outputs}) before anything
+ * is written: each object of a declared type; a namespaced object in its owner's namespace (filled in when absent;
+ * required when the owner is cluster-scoped); a cluster-scoped object never owned by a namespaced owner; its name
+ * and namespace as the API server would take them for its resource ({@link ObjectNames}); no two objects with the
+ * same type and name. Any problem rejects the whole answer with a {@link HookResponseException} naming it, so nothing
+ * of it is written (a rename to a name the server refuses does not delete the old object first).
  *
- * @param field the answer's field, {@code children} or {@code attachments}
+ * @param field the answer's field, {@code children}, {@code attachments} or {@code outputs}
  * @param ownerRole how messages call the owner, {@code parent} or {@code target}
  * @param declaredIn where the types are declared, for messages ({@code spec.childResources of CompositeController x})
  */
@@ -81,6 +85,11 @@ public record DesiredObjects(String field, String ownerRole, String declaredIn) 
             + " cannot be owned by a namespaced " + ownerRole);
       }
       String description = kind + " " + KubeObject.namespacedName(namespace, name);
+      Optional<String> badName = ObjectNames.problem(type.resource(), namespace, name);
+      if (badName.isPresent()) {
+        throw new HookResponseException(field + "[" + i + "]: " + kind + " " + badName.get()
+            + "; the API server would refuse it, so nothing of this answer is written");
+      }
       completion.complete(metadata, description);
       Integer previous = seen.put(apiVersion + " " + kind + " " + namespace + "/" + name, i);
       if (previous != null) {

@@ -15,6 +15,9 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -119,6 +122,31 @@ class CompositeSyncTest {
         .containsExactly("patch-status things team/p");
     assertThat(fixture.events()).containsExactly("p: Warning ChildConflict ConfigMap team/child is controlled by"
         + " Thing other (uid other-uid); it is left to that controller");
+  }
+
+  /**
+   * A name (or namespace) the API server would refuse refuses the whole answer before anything is written: the old
+   * child is not deleted for a rename to it, and the status is not written either.
+   */
+  @ParameterizedTest
+  @MethodSource("namesTheApiServerRefuses")
+  void aRenameToANameTheApiServerRefusesWritesNothing(String name, String problem) {
+    parentWithStatus("{}");
+    childAsCreated("child", "one");
+    childName.set(name);
+
+    assertThatThrownBy(this::run).isInstanceOf(HookResponseException.class).hasMessageContaining(problem);
+    assertThat(api.actions()).as("no request at all: no delete of the old child, no create, no status").isEmpty();
+  }
+
+  static Stream<Arguments> namesTheApiServerRefuses() {
+    String subdomain = "is not a DNS-1123 subdomain";
+    return Stream.of(
+        Arguments.of("Bad_Name", "children[0]: ConfigMap name \"Bad_Name\" " + subdomain),
+        Arguments.of("../x", "name \"../x\" " + subdomain),
+        Arguments.of("a/status", "name \"a/status\" " + subdomain),
+        Arguments.of("a".repeat(300), "is 300 characters long, more than the 253 of a DNS-1123 subdomain"),
+        Arguments.of("", "children[0].metadata.name is required"));
   }
 
   @Test
