@@ -322,7 +322,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
       RelatedObjects<K> relatedObjects, ObjectSync.Hooks hooks) {
     ParentEvents events = context.events()::record;
     return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson, hooks, relatedObjects,
-        new ChildrenManager(context.api(), applier, events), finalizers, events, this::elsewhere);
+        new ChildrenManager(context.api(), applier, events, Objects.requireNonNull(syncMetrics, "made in begin()")),
+        finalizers, events, this::elsewhere);
   }
 
   /** The hook named {@code type} as a sync calls it, or {@code null} when the object has none; only in wire(). */

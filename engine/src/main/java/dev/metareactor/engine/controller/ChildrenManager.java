@@ -1,11 +1,16 @@
 package dev.metareactor.engine.controller;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.OwnerRef;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -14,9 +19,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.node.ArrayNode;
 
 /**
  * Converges a parent's children to the desired set, as Metacontroller's {@code ManageChildren} does, writing through
@@ -30,22 +37,72 @@ import reactor.core.publisher.Mono;
  *       again), {@code InPlace} writes them. Children being deleted are left alone.</li>
  * </ul>
  * Every write is attempted even when some fail (a failed delete must not block a create); the failures are
- * reported together at the end. Not found on delete or update, already exists on create and conflicts on update
- * are not failures: the next event brings the parent back.
+ * reported together at the end. Not found on delete or update and conflicts on update are not failures: the next
+ * event brings the parent back.
  *
- * <p>A desired child that the cache shows controlled by another object (two controllers whose hooks ask for the
- * same object, or overlapping selectors) is left to its controller and not even created: Metacontroller sends the
- * create and swallows the {@code AlreadyExists} on every sync, so its users never learn of the clash. Here the
- * parent gets a {@code ChildConflict} Warning ({@link ParentEvents}) and the rest of the sync goes on as upstream's
- * does.
+ * <p>A create is only ever a create ({@link ChildApplier#create}): an object of a desired child's name that is not
+ * among the parent's observed children is never taken over. When the cache shows it — or, when it does not (with
+ * {@code --sharding} the caches hold only objects labelled for this replica), the create is refused with 409 and one
+ * read shows it — and another object controls it (two controllers whose hooks ask for the same object, overlapping
+ * selectors) or nothing does (someone else's object), it is left exactly as it is: the parent gets a
+ * {@code ChildConflict} Warning ({@link ParentEvents}), a log line says it, {@code
+ * metareactor_child_conflicts_total} counts it, and the rest of the sync goes on as upstream's does (Metacontroller
+ * sends the create on every sync and swallows the {@code AlreadyExists}, so its users never learn of the clash;
+ * its server-side apply takes the object over). A refused create is not sent again for {@value #RECHECK_SECONDS} s.
+ * The parent's own child that lacks the applier's labels (with {@code --sharding}, one not yet relabelled for
+ * this replica) gets them, and is counted too.
  */
 public final class ChildrenManager {
 
   private static final Logger LOG = LoggerFactory.getLogger(ChildrenManager.class);
+  /** How long a create refused for someone else's object is not sent again (a read each time, otherwise). */
+  static final int RECHECK_SECONDS = 30;
+
+  /** Who holds an object of a desired child's name, as {@code metareactor_child_conflicts_total} tags it. */
+  public enum Holder {
+    /** Another object controls it. */
+    OTHER_CONTROLLER("other-controller"),
+    /** No object controls it: someone else's, or one released. */
+    NONE("none"),
+    /** The parent itself: its child, without this replica's labels, which it is given. */
+    THIS_PARENT("this-parent");
+
+    private final String tag;
+
+    Holder(String tag) {
+      this.tag = tag;
+    }
+
+    /** The metric's tag value. */
+    public String tag() {
+      return tag;
+    }
+  }
+
+  /** Where the conflicts over desired children are counted. */
+  @FunctionalInterface
+  public interface ConflictCounter {
+
+    /** Counts nothing. */
+    ConflictCounter NONE = (resource, holder) -> { };
+
+    /** One desired child of {@code resource} that {@code holder} holds. */
+    void counted(ApiResource resource, Holder holder);
+  }
+
+  /** What a parent was told about a desired child someone else holds. */
+  private record Conflict(Holder holder, String message) {}
+
+  /** A desired child of one parent. */
+  private record Named(ApiResource resource, String namespace, String name, String parentUid) {}
 
   private final ObjectApi api;
   private final ChildApplier applier;
   private final ParentEvents events;
+  private final ConflictCounter counter;
+  /** Refused creates, so that a lasting conflict costs a read per {@value #RECHECK_SECONDS} s, not per sync. */
+  private final Cache<Named, Conflict> conflicts = Caffeine.newBuilder().maximumSize(10_000)
+      .expireAfterWrite(Duration.ofSeconds(RECHECK_SECONDS)).build();
 
   /**
    * @param api where deletes go
@@ -53,9 +110,15 @@ public final class ChildrenManager {
    * @param events where a parent's {@code ChildConflict} Warnings go
    */
   public ChildrenManager(ObjectApi api, ChildApplier applier, ParentEvents events) {
+    this(api, applier, events, ConflictCounter.NONE);
+  }
+
+  /** @param counter where each conflict over a desired child is counted */
+  public ChildrenManager(ObjectApi api, ChildApplier applier, ParentEvents events, ConflictCounter counter) {
     this.api = Objects.requireNonNull(api, "api");
     this.applier = Objects.requireNonNull(applier, "applier");
     this.events = Objects.requireNonNull(events, "events");
+    this.counter = Objects.requireNonNull(counter, "counter");
   }
 
   /**
@@ -117,33 +180,82 @@ public final class ChildrenManager {
   }
 
   private Mono<Void> create(KubeObject parent, DesiredChild child, WrittenChildren.Recorder recorder) {
-    KubeObject cached = child.type().informer().get(child.namespace(), child.name()).orElse(null);
-    OwnerRef other = cached == null ? null : cached.controller();
-    if (other != null && !other.uid().equals(parent.uid())) {
-      String message = child.type().resource().kind() + " " + child.namespacedName() + " is controlled by "
-          + other.kind() + " " + other.name() + " (uid " + other.uid() + "); it is left to that controller";
-      LOG.warn("{} {}: {}", parent.kind(), parent.namespacedName(), message);
-      events.record(parent, EventRecorder.Type.Warning, "ChildConflict", message);
+    ChildType type = child.type();
+    KubeObject cached = type.informer().get(child.namespace(), child.name()).orElse(null);
+    if (cached != null) {
+      return standing(parent, child, cached, recorder);
+    }
+    Conflict known = conflicts.getIfPresent(new Named(type.resource(), child.namespace(), child.name(),
+        parent.storedUid()));
+    if (known != null) {
+      report(parent, type, known);
       return Mono.empty();
     }
-    if (cached != null && other == null) {
-      // An object this parent did not adopt (its labels don't match the selector): a create is refused, as it is
-      // here; server-side apply would take it over.
-      LOG.debug("{} {} exists and is not {}'s child: left as it is", child.type().resource().kind(),
-          child.namespacedName(), parent.describe());
-      return Mono.empty();
-    }
-    return applier.create(parent, child.type().resource(), child.object())
+    return applier.create(parent, type.resource(), child.object())
         .doOnNext(created -> {
-          recorder.created(child.type().resource(), created);
-          LOG.debug("created {} {}", child.type().resource().kind(), child.namespacedName());
+          recorder.created(type.resource(), created);
+          LOG.debug("created {} {}", type.resource().kind(), child.namespacedName());
         })
-        .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> {
-          LOG.debug("{} {} already exists", child.type().resource().kind(), child.namespacedName());
-          return Mono.empty();
-        })
-        .onErrorMap(e -> failure("create", child.type(), child.namespacedName(), e))
-        .then();
+        .then()
+        .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> api.get(type.resource(), child.namespace(),
+                child.name())
+            .flatMap(existing -> standing(parent, child, existing, recorder))
+            .onErrorResume(gone -> ApiException.codeOf(gone) == 404, gone -> Mono.empty()))
+        .onErrorMap(e -> failure("create", type, child.namespacedName(), e));
+  }
+
+  /**
+   * What to do about a desired child that exists but is not among the parent's observed children: as the cache shows
+   * it, or as read after a create was refused because it exists (an object the caches do not show: with
+   * {@code --sharding} they hold only objects labelled for this replica). Someone else's object is left exactly as
+   * it is, and reported; this parent's own child lacking the applier's labels (moved here from another replica, or
+   * from before sharding) gets them, so that this replica's caches show it from then on.
+   */
+  private Mono<Void> standing(KubeObject parent, DesiredChild child, KubeObject existing,
+      WrittenChildren.Recorder recorder) {
+    ChildType type = child.type();
+    OwnerRef controller = existing.controller();
+    if (controller == null || !controller.uid().equals(parent.storedUid())) {
+      Conflict conflict = controller == null
+          ? new Conflict(Holder.NONE, type.resource().kind() + " " + child.namespacedName()
+              + " exists and is not this parent's: no object controls it; it is left as it is")
+          : new Conflict(Holder.OTHER_CONTROLLER, type.resource().kind() + " " + child.namespacedName()
+              + " is controlled by " + controller.kind() + " " + controller.name() + " (uid " + controller.uid()
+              + "); it is left to that controller");
+      conflicts.put(new Named(type.resource(), child.namespace(), child.name(), parent.storedUid()), conflict);
+      report(parent, type, conflict);
+      return Mono.empty();
+    }
+    Map<String, String> labels = new TreeMap<>(existing.labels());
+    if (!labels.entrySet().containsAll(applier.ownLabels().entrySet())) {
+      labels.putAll(applier.ownLabels());
+      counter.counted(type.resource(), Holder.THIS_PARENT);
+      LOG.info("{} {}: its {} {} lacks this replica's labels {}: labelled", parent.kind(), parent.namespacedName(),
+          type.resource().kind(), child.namespacedName(), applier.ownLabels());
+      // The labels as they were read: the test of the resourceVersion makes a change made since a conflict.
+      ArrayNode patch = KubeJson.nodes().arrayNode();
+      patch.addObject().put("op", "test").put("path", "/metadata/resourceVersion")
+          .put("value", Objects.requireNonNullElse(existing.resourceVersion(), ""));
+      patch.addObject().put("op", "add").put("path", "/metadata/labels")
+          .set("value", KubeJson.mapper().valueToTree(labels));
+      return api.patch(type.resource(), child.namespace(), child.name(), ObjectApi.PatchType.JSON, patch)
+          .doOnNext(written -> recorder.created(type.resource(), written.object()))
+          .then()
+          .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409
+              || ApiException.codeOf(e) == 422, e -> Mono.empty());
+    }
+    // This parent's, and claimed by another rule than the observed children's (being released, or the cache has
+    // not shown it as observed yet): the next sync sees it.
+    LOG.debug("{} {} is {}'s child but not observed: left as it is", type.resource().kind(),
+        child.namespacedName(), parent.describe());
+    return Mono.empty();
+  }
+
+  /** A parent's conflict over a desired child: a log line, the {@code ChildConflict} Warning and the count. */
+  private void report(KubeObject parent, ChildType type, Conflict conflict) {
+    LOG.warn("{} {}: {}", parent.kind(), parent.namespacedName(), conflict.message());
+    events.record(parent, EventRecorder.Type.Warning, "ChildConflict", conflict.message());
+    counter.counted(type.resource(), conflict.holder());
   }
 
   private Mono<Void> update(KubeObject parent, KubeObject current, DesiredChild child) {
@@ -179,13 +291,10 @@ public final class ChildrenManager {
         .onErrorMap(e -> failure("delete", type, name, e));
   }
 
-
   private static Throwable failure(String verb, ChildType type, String name, Throwable cause) {
     return new IllegalStateException("can't " + verb + " " + type.resource().kind() + " " + name + ": "
         + (cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage()), cause);
   }
-
-
 
   private static String key(String namespace, String name) {
     return (namespace == null ? "" : namespace) + "/" + name;

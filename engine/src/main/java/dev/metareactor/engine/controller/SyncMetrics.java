@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller;
 
+import dev.metareactor.engine.kube.ApiResource;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -12,6 +13,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -22,9 +24,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code requeue} for a hook's 429, {@code requeue_after} for a resync the hook asked for),
  * {@code controller_runtime_reconcile_errors_total{controller}}, {@code controller_runtime_reconcile_time_seconds}
  * (a histogram), {@code controller_runtime_active_workers} and {@code controller_runtime_max_concurrent_reconciles}.
- * {@code controller} is the controller object's name. {@link #close} removes them when the controller stops.
+ * {@code controller} is the controller object's name. Beside them, Metareactor's own
+ * {@code metareactor_child_conflicts_total{controller,resource,holder}}: desired children (attachments, outputs) whose
+ * name an object holds that the parent does not observe ({@link ChildrenManager.Holder}), once per sync that finds
+ * it. {@link #close} removes them all when the controller stops.
  */
-final class SyncMetrics implements AutoCloseable {
+final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounter {
+
+  /** The conflict counter's name (Prometheus: {@code metareactor_child_conflicts_total}). */
+  static final String CHILD_CONFLICTS = "metareactor.child.conflicts";
 
   /** How a sync ended, as controller-runtime's {@code result} label says it. */
   enum Result {
@@ -48,7 +56,10 @@ final class SyncMetrics implements AutoCloseable {
   private final Timer time;
   private final AtomicInteger active = new AtomicInteger();
   private final List<Meter> meters = new ArrayList<>();
+  private final Map<ConflictKey, Counter> conflicts = new ConcurrentHashMap<>();
   private final Tags tags;
+
+  private record ConflictKey(ApiResource resource, ChildrenManager.Holder holder) {}
 
   SyncMetrics(MeterRegistry registry, String controller, int workers) {
     this.registry = registry;
@@ -89,8 +100,19 @@ final class SyncMetrics implements AutoCloseable {
   }
 
   @Override
+  public void counted(ApiResource resource, ChildrenManager.Holder holder) {
+    conflicts.computeIfAbsent(new ConflictKey(resource, holder), key -> Counter.builder(CHILD_CONFLICTS).tags(tags)
+        .tag("resource", resource.group().isEmpty() ? resource.resource()
+            : resource.resource() + "." + resource.group())
+        .tag("holder", holder.tag())
+        .description("Desired children whose name an object holds that the parent does not observe")
+        .register(registry)).increment();
+  }
+
+  @Override
   public void close() {
     meters.forEach(registry::remove);
+    conflicts.values().forEach(registry::remove);
     registry.find("controller_runtime.reconcile.time.histogram").tags(tags).meters().forEach(registry::remove);
   }
 }

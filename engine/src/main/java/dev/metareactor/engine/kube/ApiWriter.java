@@ -43,6 +43,11 @@ public final class ApiWriter implements ObjectApi {
   static final int MAX_RETRIES = 10;
   /** The longest wait a {@code Retry-After} gets (a longer one is cut to this). */
   static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(10);
+  /**
+   * The resourceVersion a create-only apply carries as its precondition ({@link #applyCreate}): the largest the API
+   * server's storage can parse (etcd's revisions are unsigned 64-bit numbers), which no object ever reaches.
+   */
+  static final String NO_OBJECT_HAS_IT = "18446744073709551615";
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
   private final KubeApi api;
@@ -113,6 +118,21 @@ public final class ApiWriter implements ObjectApi {
     return call(dryRun ? "apply-dry-run" : "apply", resource, "PATCH",
         path(resource, namespaceOf(configuration), nameOf(configuration)) + query, PatchType.APPLY.contentType(),
         body(configuration));
+  }
+
+  /**
+   * {@code PATCH} with {@code application/apply-patch+yaml} and {@code force=true} whose configuration carries the
+   * resourceVersion {@value #NO_OBJECT_HAS_IT} as a precondition: the API server creates the object when none of
+   * that name exists, and refuses with 409 {@code Conflict} (the resourceVersion differs) when one does, changing
+   * nothing of it. Counted as {@code apply-create}.
+   */
+  @Override
+  public Mono<Written> applyCreate(ApiResource resource, ObjectNode configuration, String fieldManager) {
+    ObjectNode guarded = configuration.deepCopy();
+    ((ObjectNode) guarded.get("metadata")).put("resourceVersion", NO_OBJECT_HAS_IT);
+    String query = "?fieldManager=" + URLEncoder.encode(fieldManager, StandardCharsets.UTF_8) + "&force=true";
+    return call("apply-create", resource, "PATCH",
+        path(resource, namespaceOf(guarded), nameOf(guarded)) + query, PatchType.APPLY.contentType(), body(guarded));
   }
 
   /** A create; the namespace is the object's. The body is {@linkplain #body Go's serialization}. */

@@ -69,6 +69,15 @@ public interface ObjectApi {
    */
   Mono<Written> apply(ApiResource resource, ObjectNode configuration, String fieldManager, boolean dryRun);
 
+  /**
+   * A server-side apply of {@code configuration} as {@code fieldManager} that only ever creates: when an object of
+   * that name exists — whoever's it is — it fails with HTTP 409 and leaves the object as it is. The object it creates
+   * is the manager's as {@link #apply}'s would be (its {@code Apply} entry in {@code managedFields} names exactly the
+   * configuration's fields), which a {@code POST} cannot make (its entry is an {@code Update} that also holds the
+   * fields the server defaulted).
+   */
+  Mono<Written> applyCreate(ApiResource resource, ObjectNode configuration, String fieldManager);
+
   /** A create; the namespace is the object's. */
   Mono<Written> create(ApiResource resource, ObjectNode object);
 

@@ -2,7 +2,9 @@ package dev.metareactor.engine.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.metareactor.engine.kube.ApiResource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** controller-runtime's reconcile meters, counted per result and removed with the controller. */
@@ -37,5 +39,23 @@ class SyncMetricsTest {
 
     metrics.close();
     assertThat(registry.getMeters()).as("meters left once the controller stopped").isEmpty();
+  }
+
+  @Test
+  void conflictsOverDesiredChildrenAreCountedByResourceAndHolderAndRemovedWithTheController() {
+    SyncMetrics metrics = new SyncMetrics(registry, "web", 1);
+    ApiResource configMaps = new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
+    ApiResource widgets = new ApiResource("example.com", "v1", "widgets", "Widget", true, Set.of());
+
+    metrics.counted(configMaps, ChildrenManager.Holder.NONE);
+    metrics.counted(configMaps, ChildrenManager.Holder.NONE);
+    metrics.counted(widgets, ChildrenManager.Holder.THIS_PARENT);
+
+    assertThat(registry.get(SyncMetrics.CHILD_CONFLICTS).tag("controller", "web").tag("resource", "configmaps")
+        .tag("holder", "none").counter().count()).isEqualTo(2);
+    assertThat(registry.get(SyncMetrics.CHILD_CONFLICTS).tag("resource", "widgets.example.com")
+        .tag("holder", "this-parent").counter().count()).isEqualTo(1);
+    metrics.close();
+    assertThat(registry.getMeters()).isEmpty();
   }
 }

@@ -18,6 +18,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -179,5 +180,51 @@ class KubeLayerIT {
         .isEqualTo(1);
     assertThat(registry.get(ApiWriter.REQUESTS_METRIC).tags("verb", "delete", "code", "2xx").counter().count())
         .isEqualTo(1);
+  }
+
+  /**
+   * The create-only apply creates an object the manager owns exactly as an apply would (an {@code Apply} entry of the
+   * configuration's fields, nothing else), and is refused with 409 for an object of the name that exists, which it
+   * leaves exactly as it was; a name that is not one path segment is never sent, and one with other characters
+   * reaches the server percent-encoded, as the name it is.
+   */
+  @Test
+  void aCreateOnlyApplyCreatesAsAnApplyAndNeverTouchesAnExistingObject(KubernetesClient client,
+      LocalCluster cluster) {
+    ApiWriter writer = new ApiWriter(api, new RateLimit(100, 10), new SimpleMeterRegistry());
+    ObjectNode configuration = KubeJson.nodes().objectNode().put("apiVersion", "v1").put("kind", "ConfigMap");
+    configuration.putObject("metadata").put("name", "only-new").put("namespace", cluster.namespace());
+    configuration.putObject("data").put("a", "1");
+
+    ObjectNode created = (ObjectNode) KubeJson.mapper().readTree(
+        writer.applyCreate(CONFIG_MAPS, configuration, "metacontroller").block().answer());
+    assertThat(created.at("/metadata/managedFields")).singleElement().satisfies(entry -> {
+      assertThat(entry.path("manager").asString()).isEqualTo("metacontroller");
+      assertThat(entry.path("operation").asString()).isEqualTo("Apply");
+      assertThat(entry.path("fieldsV1")).isEqualTo(KubeJson.mapper().readTree("{\"f:data\":{\"f:a\":{}}}"));
+    });
+
+    ConfigMap theirs = client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("theirs")
+        .addToLabels("app", "mine").endMetadata().addToData("a", "mine").build()).create();
+    ((ObjectNode) configuration.get("metadata")).put("name", "theirs");
+    assertThatThrownBy(() -> writer.applyCreate(CONFIG_MAPS, configuration, "metacontroller").block())
+        .satisfies(e -> assertThat(ApiException.codeOf(e)).isEqualTo(409));
+    ConfigMap after = client.configMaps().withName("theirs").get();
+    assertThat(after.getMetadata().getResourceVersion()).isEqualTo(theirs.getMetadata().getResourceVersion());
+    assertThat(after.getData()).containsExactly(Map.entry("a", "mine"));
+
+    for (String name : List.of("theirs/status", "../theirs", "theirs%2Fstatus")) {
+      ((ObjectNode) configuration.get("metadata")).put("name", name);
+      assertThatThrownBy(() -> writer.applyCreate(CONFIG_MAPS, configuration, "metacontroller").block()).as(name)
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+    // Sent percent-encoded, read back by the server as the name it is, and refused by its validation.
+    for (String name : List.of("Bad_Name", "a b?c#d")) {
+      ((ObjectNode) configuration.get("metadata")).put("name", name);
+      assertThatThrownBy(() -> writer.applyCreate(CONFIG_MAPS, configuration, "metacontroller").block()).as(name)
+          .satisfies(e -> assertThat(ApiException.codeOf(e)).as("%s", e).isEqualTo(422));
+    }
+    assertThat(client.configMaps().withName("theirs").get().getMetadata().getResourceVersion())
+        .isEqualTo(theirs.getMetadata().getResourceVersion());
   }
 }

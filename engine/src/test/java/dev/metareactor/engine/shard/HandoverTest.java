@@ -201,6 +201,11 @@ class HandoverTest {
     }
 
     @Override
+    public Mono<Written> applyCreate(ApiResource resource, ObjectNode configuration, String fieldManager) {
+      return delegate.applyCreate(resource, configuration, fieldManager);
+    }
+
+    @Override
     public Mono<Written> create(ApiResource resource, ObjectNode object) {
       return delegate.create(resource, object);
     }

@@ -22,8 +22,9 @@ import tools.jackson.databind.node.ObjectNode;
  * An {@link ObjectApi} in memory for unit tests: it keeps the objects created and updated through it, and records
  * every request in order when it is made (subscribed to, as a real request would be sent), so a test can say exactly
  * which requests a sync made — none, in a steady state. Creates get
- * a UID and a resourceVersion; patches are recorded (with their bodies) and answered with the object as kept, not
- * applied. A missing object answers 404 (a test puts existing ones in with {@link #holding}).
+ * a UID and a resourceVersion, and are refused with 409 when an object of the name is kept (as the API server
+ * refuses them); updates keep the UID; patches are recorded (with their bodies) and answered with the object as kept,
+ * not applied. A missing object answers 404 (a test puts existing ones in with {@link #holding}).
  */
 public final class RecordingApi implements ObjectApi {
 
@@ -141,9 +142,28 @@ public final class RecordingApi implements ObjectApi {
     });
   }
 
+  /**
+   * Records an {@code apply-create}; keeps the configuration as the object when there is none of its name, else
+   * answers 409 {@code Conflict} and keeps what is there.
+   */
+  @Override
+  public Mono<Written> applyCreate(ApiResource resource, ObjectNode configuration, String fieldManager) {
+    return Mono.defer(() -> storeNew("apply-create", resource, configuration, "Conflict"));
+  }
+
+  /** Records a create; keeps the object when there is none of its name, else answers 409 {@code AlreadyExists}. */
   @Override
   public Mono<Written> create(ApiResource resource, ObjectNode object) {
-    return Mono.defer(() -> store("create", resource, object));
+    return Mono.defer(() -> storeNew("create", resource, object, "AlreadyExists"));
+  }
+
+  private Mono<Written> storeNew(String verb, ApiResource resource, ObjectNode object, String refusal) {
+    KubeObject described = KubeObject.of(object);
+    if (objects.containsKey(key(resource, described.namespace(), described.name()))) {
+      record(verb, resource, described.namespace(), described.name(), GoJson.marshal(object));
+      return Mono.error(new ApiException(409, refusal, described.namespacedName() + " exists", Duration.ZERO));
+    }
+    return store(verb, resource, object);
   }
 
   @Override
@@ -159,6 +179,12 @@ public final class RecordingApi implements ObjectApi {
     ObjectNode metadata = (ObjectNode) stored.get("metadata");
     if (!verb.equals("update")) {
       metadata.put("uid", "uid-" + versions.incrementAndGet());
+    } else {
+      // The server keeps the object's UID whatever the update's body says.
+      ObjectNode kept = objects.get(key(resource, described.namespace(), described.name()));
+      if (kept != null && kept.path("metadata").has("uid")) {
+        metadata.set("uid", kept.path("metadata").get("uid"));
+      }
     }
     metadata.put("resourceVersion", Long.toString(versions.incrementAndGet()));
     objects.put(key(resource, described.namespace(), described.name()), stored);

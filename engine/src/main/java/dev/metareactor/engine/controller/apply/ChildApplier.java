@@ -65,12 +65,17 @@ public interface ChildApplier {
   }
 
   /**
-   * Creates the desired object, controlled by {@code owner}.
+   * Creates the desired object, controlled by {@code owner}. Only ever a create: when an object of its name exists
+   * (one the caller has not seen, such as an object another replica's share holds or someone else's), it fails with
+   * HTTP 409 and that object is left exactly as it is.
    *
    * @param desired the object as the hook asked for it, namespace settled; not changed
    * @return the object as the API server stored it
    */
   Mono<KubeObject> create(KubeObject owner, ApiResource resource, ObjectNode desired);
+
+  /** The labels the applier keeps on every object it writes, besides the hook's ({@link #of}); often none. */
+  Map<String, String> ownLabels();
 
   /**
    * What writing {@code desired} over {@code current} would change, or {@code null} when nothing: decided from the

@@ -51,6 +51,11 @@ final class DynamicApplier implements ChildApplier {
   }
 
   @Override
+  public Map<String, String> ownLabels() {
+    return ownLabels;
+  }
+
+  @Override
   public @Nullable Change change(KubeObject owner, ApiResource resource, KubeObject current, ObjectNode desired) {
     ObjectNode observed = current.toTree();
     FieldSet applied = current.appliedFields();

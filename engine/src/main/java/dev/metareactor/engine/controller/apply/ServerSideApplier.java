@@ -30,7 +30,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Kubernetes server-side apply, as Metacontroller's {@code --apply-strategy=server-side-apply} writes: every child is
  * applied with the engine's field manager ({@code --apply-strategy-ssa-field-manager}) and {@code force}, its
- * ControllerRef in the configuration, and no last-applied annotation.
+ * ControllerRef in the configuration, and no last-applied annotation; but a child is created by an apply that can
+ * only create ({@link #create}), so an object of its name that the engine has not seen is never taken over.
  *
  * <p>Whether a child needs an apply is decided from the cache by the field set the manager owns in it
  * ({@link ServerSideApply#unchanged}): a field the manager owns that someone changed is drift and is applied back, on
@@ -85,9 +86,23 @@ final class ServerSideApplier implements ChildApplier {
     this.formerManagers = Set.copyOf(former);
   }
 
+  /**
+   * A create-only apply ({@link ObjectApi#applyCreate}): never a forced apply over an object the engine has not seen
+   * as its own (under {@code --sharding} the caches do not show objects without this replica's label, so a user's
+   * object of the child's name may be there unseen); 409 when one is there. A {@code POST} would not do: the field
+   * set the API server records for it is an {@code Update} entry that also holds the fields it defaulted, and which
+   * would keep co-owning every field, so a later apply could not remove a field the hook drops.
+   */
   @Override
   public Mono<KubeObject> create(KubeObject owner, ApiResource resource, ObjectNode desired) {
-    return apply(resource, configuration(owner, desired), fingerprint(owner, desired));
+    long fingerprint = fingerprint(owner, desired);
+    return api.applyCreate(resource, configuration(owner, desired), fieldManager)
+        .map(written -> settled(written, fingerprint));
+  }
+
+  @Override
+  public Map<String, String> ownLabels() {
+    return ownLabels;
   }
 
   @Override
@@ -132,12 +147,14 @@ final class ServerSideApplier implements ChildApplier {
    * @return the object as the API server stored it
    */
   private Mono<KubeObject> apply(ApiResource resource, ObjectNode configuration, long fingerprint) {
-    return api.apply(resource, configuration, fieldManager, false)
-        .map(written -> {
-          KubeObject object = KubeObject.parse(written.answer(), fieldManager);
-          settle(object, fingerprint);
-          return object;
-        });
+    return api.apply(resource, configuration, fieldManager, false).map(written -> settled(written, fingerprint));
+  }
+
+  /** The object an apply answered with, remembered as needing nothing more for the desired state it applied. */
+  private KubeObject settled(ObjectApi.Written written, long fingerprint) {
+    KubeObject object = KubeObject.parse(written.answer(), fieldManager);
+    settle(object, fingerprint);
+    return object;
   }
 
   /** Whether a dry run of the apply changes the object; when not, that is remembered. */

@@ -1,12 +1,15 @@
 package dev.metareactor.engine.controller.apply;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.config.ApplyStrategy;
+import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.testing.RecordingApi;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -80,11 +83,28 @@ class ChildAppliersTest {
   void aNewChildIsAppliedWithItsControllerRefAndNoAnnotation() {
     serverSide.create(PARENT, CONFIG_MAPS, desired("v1")).block();
 
-    assertThat(api.actions()).extracting(Object::toString).containsExactly("apply configmaps ns/c");
+    assertThat(api.actions()).as("an apply that can only create").extracting(Object::toString)
+        .containsExactly("apply-create configmaps ns/c");
     ObjectNode body = body(0);
     assertThat(body.at("/metadata/ownerReferences/0")).isEqualTo(json(CONTROLLER_REF));
     assertThat(body.at("/metadata/annotations").isMissingNode()).isTrue();
     assertThat(body.at("/data/value").asString()).isEqualTo("v1");
+  }
+
+  @Test
+  void eitherStrategyRefusesToCreateOverAnObjectOfTheNameAndLeavesItAsItIs() {
+    ObjectNode foreign = json("""
+        {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns","uid":"theirs",
+         "resourceVersion":"3","labels":{"app":"mine"}},"data":{"value":"mine"}}""");
+    api.holding(CONFIG_MAPS, foreign);
+
+    for (ChildApplier applier : List.of(serverSide, dynamic)) {
+      assertThatThrownBy(() -> applier.create(PARENT, CONFIG_MAPS, desired("v1")).block()).as("%s", applier)
+          .satisfies(e -> assertThat(ApiException.codeOf(e)).isEqualTo(409));
+    }
+    assertThat(api.actions()).extracting(Object::toString)
+        .containsExactly("apply-create configmaps ns/c", "create configmaps ns/c");
+    assertThat(api.object(CONFIG_MAPS, "ns", "c").orElseThrow().toTree()).isEqualTo(foreign);
   }
 
   @Test

@@ -24,6 +24,7 @@ import dev.metareactor.engine.testing.FakeInformerLease;
 import dev.metareactor.engine.testing.RecordingApi;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -54,10 +55,11 @@ public final class CompositeSyncFixture {
   private final FakeInformerLease configMaps = new FakeInformerLease(CONFIG_MAPS);
   private final ObjectSync<ParentKey> sync;
   private final List<String> events = new CopyOnWriteArrayList<>();
+  private final List<String> conflicts = new CopyOnWriteArrayList<>();
 
   /** @param syncHook answers every sync request */
   public CompositeSyncFixture(HookCaller syncHook) {
-    this(syncHook, false, ObjectSync.Placement.HERE);
+    this(syncHook, false, ObjectSync.Placement.HERE, ApplyStrategy.DYNAMIC_APPLY, Map.of());
   }
 
   /**
@@ -65,7 +67,7 @@ public final class CompositeSyncFixture {
    * @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"}
    */
   public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard) {
-    this(syncHook, deleteGuard, ObjectSync.Placement.HERE);
+    this(syncHook, deleteGuard, ObjectSync.Placement.HERE, ApplyStrategy.DYNAMIC_APPLY, Map.of());
   }
 
   /**
@@ -73,15 +75,19 @@ public final class CompositeSyncFixture {
    * @param placement where each parent is synced (with {@code --sharding}: moved, held back, or here)
    */
   public CompositeSyncFixture(HookCaller syncHook, ObjectSync.Placement placement) {
-    this(syncHook, false, placement);
+    this(syncHook, false, placement, ApplyStrategy.DYNAMIC_APPLY, Map.of());
   }
 
   /**
-   * @param syncHook answers every sync request
-   * @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"}
-   * @param placement where each parent is synced (with {@code --sharding}: moved, held back, or here)
+   * @param strategy how children are written
+   * @param ownLabels the labels the applier keeps on every child (with {@code --sharding}, the shard's)
    */
-  public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard, ObjectSync.Placement placement) {
+  public CompositeSyncFixture(HookCaller syncHook, ApplyStrategy strategy, Map<String, String> ownLabels) {
+    this(syncHook, false, ObjectSync.Placement.HERE, strategy, ownLabels);
+  }
+
+  private CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard, ObjectSync.Placement placement,
+      ApplyStrategy strategy, Map<String, String> ownLabels) {
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
          "metadata": {"name": "things", "annotations": {"%s": "%s"}},
@@ -101,8 +107,8 @@ public final class CompositeSyncFixture {
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api,
-            ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"), this::record),
+        new ChildrenManager(api, ChildApplier.of(strategy, api, "metacontroller", ownLabels), this::record,
+            (resource, holder) -> conflicts.add(resource.resource() + " " + holder.tag())),
         finalizers, this::record, placement);
   }
 
@@ -113,6 +119,11 @@ public final class CompositeSyncFixture {
   /** The Events the syncs recorded, {@code <object>: <type> <reason> <message>} each. */
   public List<String> events() {
     return events;
+  }
+
+  /** The conflicts over desired children the syncs counted, {@code <resource> <holder>} each. */
+  public List<String> conflicts() {
+    return conflicts;
   }
 
   /** Every request the syncs made. */

@@ -3,20 +3,24 @@ package dev.metareactor.engine.controller.composite;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.OwnerRef;
 import dev.metareactor.engine.testing.RecordingApi;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -30,6 +34,7 @@ import tools.jackson.databind.node.ObjectNode;
 class CompositeSyncTest {
 
   private static final String PARENT_UID = "parent-uid";
+  private static final String SHARD_LABEL = "shard.metareactor.dev/cc.things";
 
   /** What the hook answers: its children's {@code data.value}. */
   private final AtomicReference<String> value = new AtomicReference<>("one");
@@ -122,6 +127,77 @@ class CompositeSyncTest {
         .containsExactly("patch-status things team/p");
     assertThat(fixture.events()).containsExactly("p: Warning ChildConflict ConfigMap team/child is controlled by"
         + " Thing other (uid other-uid); it is left to that controller");
+  }
+
+  /**
+   * An object of the child's name that the caches do not show (with {@code --sharding}, one without this replica's
+   * label: a user's own ConfigMap, say) is never written: the create is refused with 409, one read shows whose it is,
+   * and the parent is told; the next syncs within the recheck interval send nothing for it.
+   */
+  @ParameterizedTest
+  @EnumSource(ApplyStrategy.class)
+  void anObjectOfTheChildsNameTheCachesDoNotShowIsLeftAsItIsReportedAndCounted(ApplyStrategy strategy) {
+    CompositeSyncFixture sharded = new CompositeSyncFixture((request, root) -> answer(), strategy,
+        Map.of(SHARD_LABEL, "s1"));
+    sharded.parent("p", PARENT_UID, "{}", "{\"observedGeneration\": 1}");
+    ObjectNode foreign = (ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child", "namespace": "team", "uid": "theirs",
+         "resourceVersion": "3", "labels": {"app": "mine"}}, "data": {"value": "mine"}}""");
+    sharded.api().holding(CompositeSyncFixture.CONFIG_MAPS, foreign);
+
+    sharded.sync("p");
+    sharded.sync("p");
+
+    String create = strategy == ApplyStrategy.SERVER_SIDE_APPLY ? "apply-create" : "create";
+    assertThat(sharded.api().actions()).extracting(RecordingApi.Action::toString).as("once, not per sync")
+        .containsExactly(create + " configmaps team/child", "get configmaps team/child");
+    assertThat(sharded.api().object(CompositeSyncFixture.CONFIG_MAPS, "team", "child").orElseThrow().toTree())
+        .isEqualTo(foreign);
+    assertThat(sharded.events()).hasSize(2).allMatch(event -> event.equals("p: Warning ChildConflict ConfigMap"
+        + " team/child exists and is not this parent's: no object controls it; it is left as it is"));
+    assertThat(sharded.conflicts()).containsExactly("configmaps none", "configmaps none");
+  }
+
+  @Test
+  void anObjectOfTheChildsNameTheCacheShowsControlledByNothingIsReportedWithoutARequest() {
+    parentWithStatus("{\"observedGeneration\": 1}");
+    fixture.configMaps().put(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child", "namespace": "team", "uid": "theirs",
+         "resourceVersion": "3"}, "data": {"value": "mine"}}""")));
+
+    run();
+
+    assertThat(api.actions()).isEmpty();
+    assertThat(fixture.events()).containsExactly("p: Warning ChildConflict ConfigMap team/child exists and is not"
+        + " this parent's: no object controls it; it is left as it is");
+    assertThat(fixture.conflicts()).containsExactly("configmaps none");
+  }
+
+  /**
+   * The parent's own child that lacks this replica's label (written before sharding, or not yet relabelled) is not
+   * someone else's: it gets the label, guarded by the resourceVersion it was read at, and no Warning.
+   */
+  @Test
+  void aChildOfThisParentWithoutThisReplicasLabelIsLabelled() {
+    CompositeSyncFixture sharded = new CompositeSyncFixture((request, root) -> answer(),
+        ApplyStrategy.SERVER_SIDE_APPLY, Map.of(SHARD_LABEL, "s1"));
+    KubeObject owner = sharded.parent("p", PARENT_UID, "{}", "{\"observedGeneration\": 1}");
+    ObjectNode unlabelled = (ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child", "namespace": "team", "uid": "mine",
+         "resourceVersion": "5", "labels": {"controller-uid": "%s"}}, "data": {"value": "one"}}"""
+        .formatted(PARENT_UID));
+    OwnerRef.addControllerTo(unlabelled, owner);
+    sharded.api().holding(CompositeSyncFixture.CONFIG_MAPS, unlabelled);
+
+    sharded.sync("p");
+
+    assertThat(sharded.api().actions()).extracting(RecordingApi.Action::toString).containsExactly(
+        "apply-create configmaps team/child", "get configmaps team/child", "patch configmaps team/child");
+    assertThat(sharded.api().actions().get(2).body())
+        .contains("{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"5\"}")
+        .contains("\"" + SHARD_LABEL + "\":\"s1\"").contains("\"controller-uid\":\"" + PARENT_UID);
+    assertThat(sharded.events()).isEmpty();
+    assertThat(sharded.conflicts()).containsExactly("configmaps this-parent");
   }
 
   /**
