@@ -2,14 +2,22 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectNames;
+import dev.metareactor.engine.shard.ShardKeys;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -20,11 +28,22 @@ import tools.jackson.databind.node.ObjectNode;
  * same type and name. Any problem rejects the whole answer with a {@link HookResponseException} naming it, so nothing
  * of it is written (a rename to a name the server refuses does not delete the old object first).
  *
- * @param field the answer's field, {@code children}, {@code attachments} or {@code outputs}
- * @param ownerRole how messages call the owner, {@code parent} or {@code target}
- * @param declaredIn where the types are declared, for messages ({@code spec.childResources of CompositeController x})
+ * <p>Labels and annotations are the engine's where it writes them itself: the hook's under
+ * {@code shard.metareactor.dev/} are dropped, and those a kind sets ({@link #setEngineKey}) take the engine's value;
+ * either with a log line (at info the first time per key, then at debug). Thread-safe.
  */
-public record DesiredObjects(String field, String ownerRole, String declaredIn) {
+public final class DesiredObjects {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DesiredObjects.class);
+  /** How many ignored keys are remembered as logged at info. */
+  private static final int MAX_TOLD = 64;
+  private static final String ENGINE_PREFIX = ShardKeys.PREFIX + " is the engine's own prefix";
+
+  private final String field;
+  private final String ownerRole;
+  private final String declaredIn;
+  /** The keys whose ignoring was logged at info. */
+  private final Set<String> told = ConcurrentHashMap.newKeySet();
 
   /** What a kind of controller adds to or checks on each desired object once its namespace is settled. */
   @FunctionalInterface
@@ -37,10 +56,16 @@ public record DesiredObjects(String field, String ownerRole, String declaredIn) 
     void complete(ObjectNode metadata, String description);
   }
 
-  public DesiredObjects {
-    Objects.requireNonNull(field, "field");
-    Objects.requireNonNull(ownerRole, "ownerRole");
-    Objects.requireNonNull(declaredIn, "declaredIn");
+  /**
+   * @param field the answer's field, {@code children}, {@code attachments} or {@code outputs}
+   * @param ownerRole how messages call the owner, {@code parent} or {@code target}
+   * @param declaredIn where the types are declared, for messages ({@code spec.childResources of CompositeController
+   *     x})
+   */
+  public DesiredObjects(String field, String ownerRole, String declaredIn) {
+    this.field = Objects.requireNonNull(field, "field");
+    this.ownerRole = Objects.requireNonNull(ownerRole, "ownerRole");
+    this.declaredIn = Objects.requireNonNull(declaredIn, "declaredIn");
   }
 
   /**
@@ -90,6 +115,8 @@ public record DesiredObjects(String field, String ownerRole, String declaredIn) 
         throw new HookResponseException(field + "[" + i + "]: " + kind + " " + badName.get()
             + "; the API server would refuse it, so nothing of this answer is written");
       }
+      withoutEngineKeys(metadata, "labels", description);
+      withoutEngineKeys(metadata, "annotations", description);
       completion.complete(metadata, description);
       Integer previous = seen.put(apiVersion + " " + kind + " " + namespace + "/" + name, i);
       if (previous != null) {
@@ -99,5 +126,72 @@ public record DesiredObjects(String field, String ownerRole, String declaredIn) 
       desired.add(new DesiredChild(type, object));
     }
     return desired;
+  }
+
+  /** Removes the hook's labels or annotations under the engine's own prefix ({@link #dropEngineKeys}). */
+  private void withoutEngineKeys(ObjectNode metadata, String field, String description) {
+    if (!(metadata.get(field) instanceof ObjectNode map)) {
+      return;
+    }
+    List<String> engineKeys = new ArrayList<>();
+    map.propertyNames().forEach(key -> {
+      if (key.startsWith(ShardKeys.PREFIX)) {
+        engineKeys.add(key);
+      }
+    });
+    for (String key : engineKeys) {
+      map.remove(key);
+      ignored(description, field, key, ENGINE_PREFIX);
+    }
+  }
+
+  /**
+   * Removes, with a log line, the keys under the engine's own prefix ({@code shard.metareactor.dev/}: the shard that
+   * owns a parent and its objects, with {@code --sharding}) from labels or annotations a hook answered: what the
+   * engine writes there is its own, whatever an answer says (another replica's label would hand the object to that
+   * replica's caches; a removed one would unassign it).
+   *
+   * @param keys the hook's keys, changed in place
+   * @param field {@code labels} or {@code annotations}
+   * @param description what they are for ({@code Kind namespace/name}), for the log line
+   */
+  public void dropEngineKeys(Map<String, ?> keys, String field, String description) {
+    for (Iterator<String> it = keys.keySet().iterator(); it.hasNext(); ) {
+      String key = it.next();
+      if (key.startsWith(ShardKeys.PREFIX)) {
+        it.remove();
+        ignored(description, field, key, ENGINE_PREFIX);
+      }
+    }
+  }
+
+  /**
+   * Sets a label or annotation the engine puts on each desired object itself ({@code controller-uid} with
+   * {@code generateSelector}, a DecoratorController's or MapController's own keys): a value the hook gave it is
+   * ignored, with a log line, and the engine's is written.
+   *
+   * @param metadata the object's metadata, changed in place
+   * @param field {@code labels} or {@code annotations}
+   * @param description {@code Kind namespace/name}, for the log line
+   */
+  public void setEngineKey(ObjectNode metadata, String field, String key, String value, String description) {
+    ObjectNode map = metadata.get(field) instanceof ObjectNode existing ? existing : metadata.putObject(field);
+    JsonNode given = map.get(key);
+    if (given != null && !(given.isString() && given.stringValue().equals(value))) {
+      ignored(description, field, key, "the engine sets it to " + KubeJson.quote(value));
+    }
+    map.put(key, value);
+  }
+
+  private void ignored(String description, String field, String key, String why) {
+    // Once at info per key (a hook answering it does so on every sync), then at debug.
+    boolean first = told.size() < MAX_TOLD && told.add(field + " " + key);
+    String line = "{}: {} of {} {} ignored: {}";
+    Object[] arguments = {declaredIn, field, description, key, why};
+    if (first) {
+      LOG.info(line, arguments);
+    } else {
+      LOG.debug(line, arguments);
+    }
   }
 }

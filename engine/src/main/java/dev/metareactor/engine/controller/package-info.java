@@ -12,7 +12,10 @@
  *   one rule for which of them it is responsible for (selected, or holding its finalizer); ControllerRef routing.</li>
  *   <li>{@link dev.metareactor.engine.controller.ChildClaimer} (adopt and release by selector and ControllerRef),
  *   {@link dev.metareactor.engine.controller.ChildrenManager} (create, update by method, delete, through the
- *   {@link dev.metareactor.engine.controller.apply.ChildApplier} of {@code --apply-strategy}),
+ *   {@link dev.metareactor.engine.controller.apply.ChildApplier} of {@code --apply-strategy}; a create never takes
+ *   over an object of the child's name, which is reported as a {@code ChildConflict}),
+ *   {@link dev.metareactor.engine.controller.DesiredObjects} (an answer's objects checked whole before any write:
+ *   types, namespaces, names as the API server would take them, the engine's own labels),
  *   {@link dev.metareactor.engine.controller.WrittenChildren} (creates the caches do not show yet),
  *   {@link dev.metareactor.engine.controller.DeleteGuard} (a sync answer that would delete owned objects by mistake:
  *   the {@code MissingChildren} Warning, or refused under {@code metareactor.dev/delete-guard}),

@@ -123,19 +123,16 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
   }
 
   /**
-   * Checks and completes the hook's children ({@link DesiredObjects}), adding the {@code controller-uid} label with
-   * {@code generateSelector} and requiring labels that match the parent's selector (else they would be orphaned at
-   * once).
+   * Checks and completes the hook's children ({@link DesiredObjects}), setting the {@code controller-uid} label with
+   * {@code generateSelector} (the engine's value, whatever the hook's) and requiring labels that match the parent's
+   * selector (else they would be orphaned at once).
    */
   private List<DesiredChild> desiredChildren(SyncedObject synced, List<ObjectNode> objects, LabelSelector selector) {
     KubeObject parent = synced.object();
     return desiredObjects.check(objects, childTypes, parent, synced.resource(), (metadata, description) -> {
       if (spec.generateSelector()) {
-        ObjectNode labels = metadata.has("labels") && metadata.get("labels").isObject()
-            ? (ObjectNode) metadata.get("labels") : metadata.putObject("labels");
-        if (!labels.has(ChildSelector.CONTROLLER_UID_LABEL)) {
-          labels.put(ChildSelector.CONTROLLER_UID_LABEL, parent.uid());
-        }
+        desiredObjects.setEngineKey(metadata, "labels", ChildSelector.CONTROLLER_UID_LABEL, parent.storedUid(),
+            description);
       }
       if (!selector.matches(labelsOf(metadata))) {
         throw new HookResponseException("labels on desired child " + description

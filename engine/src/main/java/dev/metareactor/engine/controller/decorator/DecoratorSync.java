@@ -97,6 +97,8 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
       public ObjectSync.Answer check(SyncResponse response, JsonNode body) {
         Map<String, String> labels = stringMap(body.get("labels"), "labels");
         Map<String, String> annotations = stringMap(body.get("annotations"), "annotations");
+        desiredObjects.dropEngineKeys(labels, "labels", synced.object().describe());
+        desiredObjects.dropEngineKeys(annotations, "annotations", synced.object().describe());
         List<DesiredChild> desired = desiredAttachments(synced, response.children());
         return new ObjectSync.Answer(desired, () -> updateMetadata(synced, labels, annotations)
             .flatMap(there -> there ? updateStatus(synced, json, response.status()) : Mono.just(false)));
@@ -143,11 +145,8 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   /** Checks and completes the hook's attachments ({@link DesiredObjects}), marking each as this decorator's. */
   private List<DesiredChild> desiredAttachments(SyncedObject synced, List<ObjectNode> objects) {
     return desiredObjects.check(objects, attachmentTypes, synced.object(), synced.resource(),
-        (metadata, description) -> {
-          ObjectNode notes = metadata.has("annotations") && metadata.get("annotations").isObject()
-              ? (ObjectNode) metadata.get("annotations") : metadata.putObject("annotations");
-          notes.put(DECORATOR_ANNOTATION, spec.name());
-        });
+        (metadata, description) -> desiredObjects.setEngineKey(metadata, "annotations", DECORATOR_ANNOTATION,
+            spec.name(), description));
   }
 
   /**

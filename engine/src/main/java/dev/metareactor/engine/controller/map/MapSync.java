@@ -247,8 +247,8 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
             input.get().namespace(), input.get().name());
         List<DesiredChild> desired = desiredObjects.check(response.children(), outputs, parent, synced.resource(),
             (metadata, description) -> {
-              metadata.withObject("labels").put(MAP_KEY_LABEL, key.mapKey());
-              metadata.withObject("annotations").put(INPUT_ANNOTATION, where.toString());
+              desiredObjects.setEngineKey(metadata, "labels", MAP_KEY_LABEL, key.mapKey(), description);
+              desiredObjects.setEngineKey(metadata, "annotations", INPUT_ANNOTATION, where.toString(), description);
             });
         return new ObjectSync.Answer(desired, () -> changed(owner));
       }

@@ -43,6 +43,7 @@ class CompositeSyncTest {
   private final AtomicReference<String> events = new AtomicReference<>("[]");
   /** The hook's whole answer when set, instead of the one child and the status above. */
   private final AtomicReference<String> whole = new AtomicReference<>();
+  private final AtomicReference<String> labels = new AtomicReference<>("{}");
   private final CompositeSyncFixture fixture = new CompositeSyncFixture((request, root) -> answer());
   /** The same controller with {@code metareactor.dev/delete-guard: "true"}. */
   private final CompositeSyncFixture guarded = new CompositeSyncFixture((request, root) -> answer(), true);
@@ -56,8 +57,8 @@ class CompositeSyncTest {
     }
     return Mono.just(KubeJson.mapper().readTree("""
         {"status": %s, "children": [{"apiVersion": "v1", "kind": "ConfigMap",
-          "metadata": {"name": "%s", "namespace": "team"}, "data": {"value": "%s"}}], "events": %s}"""
-        .formatted(status.get(), childName.get(), value.get(), events.get())));
+          "metadata": {"name": "%s", "namespace": "team", "labels": %s}, "data": {"value": "%s"}}], "events": %s}"""
+        .formatted(status.get(), childName.get(), labels.get(), value.get(), events.get())));
   }
 
   private void parentWithStatus(String status) {
@@ -198,6 +199,29 @@ class CompositeSyncTest {
         .contains("\"" + SHARD_LABEL + "\":\"s1\"").contains("\"controller-uid\":\"" + PARENT_UID);
     assertThat(sharded.events()).isEmpty();
     assertThat(sharded.conflicts()).containsExactly("configmaps this-parent");
+  }
+
+  /**
+   * Labels the engine writes itself are its own: the hook's under {@code shard.metareactor.dev/} are dropped (the
+   * replica's own label is the applier's), and {@code controller-uid} under {@code generateSelector} is the parent's
+   * UID whatever the hook says (it used to fail the sync as not matching the selector).
+   */
+  @Test
+  void theHooksLabelsUnderTheEnginesKeysAreIgnoredAndTheEnginesValuesWritten() {
+    CompositeSyncFixture sharded = new CompositeSyncFixture((request, root) -> answer(),
+        ApplyStrategy.SERVER_SIDE_APPLY, Map.of(SHARD_LABEL, "s1"));
+    sharded.parent("p", PARENT_UID, "{}", "{\"observedGeneration\": 1}");
+    labels.set("""
+        {"app": "a", "controller-uid": "someone-else", "%s": "s2", "shard.metareactor.dev/map.other": "s3"}"""
+        .formatted(SHARD_LABEL));
+
+    sharded.sync("p");
+
+    assertThat(sharded.api().actions()).extracting(RecordingApi.Action::toString)
+        .containsExactly("apply-create configmaps team/child");
+    JsonNode written = KubeJson.mapper().readTree(sharded.api().actions().get(0).body()).at("/metadata/labels");
+    assertThat(written).isEqualTo(KubeJson.mapper().readTree("""
+        {"app": "a", "controller-uid": "%s", "%s": "s1"}""".formatted(PARENT_UID, SHARD_LABEL)));
   }
 
   /**

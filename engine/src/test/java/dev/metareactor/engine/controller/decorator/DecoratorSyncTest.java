@@ -200,6 +200,27 @@ class DecoratorSyncTest {
   }
 
   @Test
+  void keysUnderTheEnginesShardPrefixAndTheEnginesOwnAnnotationAreTheEnginesWhateverTheHookAnswers() {
+    run("""
+        {"labels": {"shard.metareactor.dev/dec.tagger": "elsewhere", "tier": "back"},
+         "annotations": {"shard.metareactor.dev/x": null},
+         "attachments": [{"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "web-tags", "labels": {"shard.metareactor.dev/cc.other": "s9"},
+                        "annotations": {"%s": "someone-else", "shard.metareactor.dev/note": "x"}}}]}"""
+        .formatted(DecoratorSync.DECORATOR_ANNOTATION));
+
+    assertThat(api.actions()).extracting(RecordingApi.Action::toString)
+        .containsExactlyInAnyOrder("create configmaps team/web-tags", "patch services team/web");
+    String patch = api.actions().stream().filter(action -> action.verb().equals("patch")).findFirst().orElseThrow()
+        .body();
+    assertThat(patch).contains("\"tier\":\"back\"").doesNotContain("shard.metareactor.dev");
+    String created = api.actions().stream().filter(action -> action.verb().equals("create")).findFirst()
+        .orElseThrow().body();
+    assertThat(created).contains("\"" + DecoratorSync.DECORATOR_ANNOTATION + "\":\"tagger\"")
+        .doesNotContain("someone-else").doesNotContain("shard.metareactor.dev");
+  }
+
+  @Test
   void aTargetTheSelectorsNoLongerMatchIsNotSynced() {
     services.put(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "team", "uid": "web-uid",
