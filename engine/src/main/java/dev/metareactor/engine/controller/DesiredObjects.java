@@ -133,12 +133,16 @@ public final class DesiredObjects {
     if (!(metadata.get(field) instanceof ObjectNode map)) {
       return;
     }
-    List<String> engineKeys = new ArrayList<>();
-    map.propertyNames().forEach(key -> {
+    List<String> engineKeys = null; // made only for an answer that has some: this runs for every desired object
+    for (String key : map.propertyNames()) {
       if (key.startsWith(ShardKeys.PREFIX)) {
+        engineKeys = engineKeys == null ? new ArrayList<>() : engineKeys;
         engineKeys.add(key);
       }
-    });
+    }
+    if (engineKeys == null) {
+      return;
+    }
     for (String key : engineKeys) {
       map.remove(key);
       ignored(description, field, key, ENGINE_PREFIX);

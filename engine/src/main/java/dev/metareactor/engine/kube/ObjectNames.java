@@ -2,7 +2,6 @@ package dev.metareactor.engine.kube;
 
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * The rules the API server holds an object's name and namespace to, checked before the engine writes anything, so
@@ -27,10 +26,6 @@ import java.util.regex.Pattern;
  */
 public final class ObjectNames {
 
-  private static final String LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-  private static final Pattern LABEL_PATTERN = Pattern.compile(LABEL);
-  private static final Pattern SUBDOMAIN_PATTERN = Pattern.compile(LABEL + "(\\." + LABEL + ")*");
-  private static final Pattern DNS1035_PATTERN = Pattern.compile("[a-z]([-a-z0-9]*[a-z0-9])?");
   /** How much of a name a message shows (a hook may answer a name of any length). */
   private static final int SHOWN = 80;
   private static final int MAX_LABEL = 63;
@@ -72,20 +67,57 @@ public final class ObjectNames {
         return Optional.of("is empty");
       }
       return switch (this) {
-        case DNS1123_SUBDOMAIN -> matching(name, SUBDOMAIN_PATTERN, MAX_SUBDOMAIN);
-        case DNS1123_LABEL -> matching(name, LABEL_PATTERN, MAX_LABEL);
-        case DNS1035_LABEL -> matching(name, DNS1035_PATTERN, MAX_LABEL);
+        case DNS1123_SUBDOMAIN -> checked(name, MAX_SUBDOMAIN, subdomain(name));
+        case DNS1123_LABEL -> checked(name, MAX_LABEL, label(name, 0, name.length(), true));
+        case DNS1035_LABEL -> checked(name, MAX_LABEL, label(name, 0, name.length(), false));
         case PATH_SEGMENT -> name.equals(".") || name.equals("..") || name.contains("/") || name.contains("%")
             ? Optional.of("is not " + description) : Optional.empty();
       };
     }
 
-    private Optional<String> matching(String name, Pattern pattern, int max) {
+    private Optional<String> checked(String name, int max, boolean wellFormed) {
       if (name.length() > max) {
         return Optional.of("is " + name.length() + " characters long, more than the " + max + " of " + description);
       }
-      return pattern.matcher(name).matches() ? Optional.empty() : Optional.of("is not " + description);
+      return wellFormed ? Optional.empty() : Optional.of("is not " + description);
     }
+  }
+
+  // Checked character by character, not with a regular expression: every desired object of every sync is checked,
+  // and a matcher would allocate for each.
+
+  /** Dot-separated DNS-1123 labels ({@code [a-z0-9]([-a-z0-9]*[a-z0-9])?}), of any length each. */
+  private static boolean subdomain(String name) {
+    int start = 0;
+    for (int dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', start)) {
+      if (!label(name, start, dot, true)) {
+        return false;
+      }
+      start = dot + 1;
+    }
+    return label(name, start, name.length(), true);
+  }
+
+  /**
+   * Whether {@code name[from, to)} is a label: lower-case letters, digits and {@code -}, starting with a letter (or,
+   * {@code digitFirst}, a digit) and ending with a letter or a digit; its length is the caller's to check.
+   */
+  private static boolean label(String name, int from, int to, boolean digitFirst) {
+    if (from >= to) {
+      return false;
+    }
+    for (int i = from; i < to; i++) {
+      char c = name.charAt(i);
+      boolean letter = c >= 'a' && c <= 'z';
+      boolean digit = c >= '0' && c <= '9';
+      boolean allowed = i == from ? letter || digitFirst && digit
+          : i == to - 1 ? letter || digit
+          : letter || digit || c == '-';
+      if (!allowed) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The rule the API server holds names of {@code resource} to. */
