@@ -232,13 +232,15 @@ public final class ChildrenManager {
       counter.counted(type.resource(), Holder.THIS_PARENT);
       LOG.info("{} {}: its {} {} lacks this replica's labels {}: labelled", parent.kind(), parent.namespacedName(),
           type.resource().kind(), child.namespacedName(), applier.ownLabels());
-      // The labels as they were read: the test of the resourceVersion makes a change made since a conflict.
+      // The labels as they were read, plus the replica's: the test of the resourceVersion refuses the patch (422)
+      // when the object changed since the read, and a later sync reads it again.
       ArrayNode patch = KubeJson.nodes().arrayNode();
       patch.addObject().put("op", "test").put("path", "/metadata/resourceVersion")
           .put("value", Objects.requireNonNullElse(existing.resourceVersion(), ""));
       patch.addObject().put("op", "add").put("path", "/metadata/labels")
           .set("value", KubeJson.mapper().valueToTree(labels));
       return api.patch(type.resource(), child.namespace(), child.name(), ObjectApi.PatchType.JSON, patch)
+          // Remembered as a create is: the next sync may run before this replica's cache shows the object.
           .doOnNext(written -> recorder.created(type.resource(), written.object()))
           .then()
           .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409
