@@ -132,6 +132,11 @@ public final class FaultLoad implements AutoCloseable {
     cluster.kubectlWithInput(controllers, "apply", "-f", "-").orThrow();
   }
 
+  /** The names of the three controllers {@link #createControllers} applies. */
+  public List<String> controllerNames() {
+    return List.of(hostedBy + "-composite", hostedBy + "-decorator", hostedBy + "-map");
+  }
+
   /**
    * Applies a CompositeController {@code <hostedBy>-<suffix>}, labelled for this load's engine, with {@code spec}
    * (YAML, unindented) as its spec; {@link #close} deletes it with the load's own.
