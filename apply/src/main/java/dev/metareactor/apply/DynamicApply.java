@@ -2,6 +2,7 @@ package dev.metareactor.apply;
 
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -45,7 +46,7 @@ public final class DynamicApply {
    * @param observed the live object, or {@code null} when it does not exist yet
    * @param desired the object the hook asked for (only the fields it cares about)
    */
-  public static ApplyResult apply(JsonNode observed, JsonNode desired) {
+  public static ApplyResult apply(@Nullable JsonNode observed, JsonNode desired) {
     ObjectNode desiredObject = requireObject(desired, "desired");
     return observed == null || observed.isNull() || observed.isMissingNode()
         ? create(desiredObject)
@@ -88,7 +89,7 @@ public final class DynamicApply {
    *
    * @param lastApplied what was applied last; {@code null} for nothing
    */
-  public static ApplyResult update(ObjectNode observed, JsonNode lastApplied, ObjectNode desired) {
+  public static ApplyResult update(ObjectNode observed, @Nullable JsonNode lastApplied, ObjectNode desired) {
     Objects.requireNonNull(observed, "observed");
     Objects.requireNonNull(desired, "desired");
     ObjectNode wanted = LastAppliedConfiguration.withoutAnnotation(desired);
@@ -100,7 +101,7 @@ public final class DynamicApply {
     return mergeUpdate(observed, LastAppliedConfiguration.read(observed), desired, newLastApplied);
   }
 
-  private static ApplyResult mergeUpdate(ObjectNode observed, JsonNode lastApplied, ObjectNode desired,
+  private static ApplyResult mergeUpdate(ObjectNode observed, @Nullable JsonNode lastApplied, ObjectNode desired,
       String newLastApplied) {
     ObjectNode merged = observed.deepCopy();
     ThreeWayMerge.mergeObject(merged, lastApplied != null && lastApplied.isObject() ? (ObjectNode) lastApplied : null,

@@ -3,6 +3,7 @@ package dev.metareactor.apply;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -74,7 +75,7 @@ public final class FieldSet {
   }
 
   /** The path below {@code node} of the first node that is not an object ({@code ""} for itself), or null. */
-  private static String firstNotAnObject(JsonNode node) {
+  private static @Nullable String firstNotAnObject(JsonNode node) {
     if (!node.isObject()) {
       return "";
     }
@@ -228,7 +229,7 @@ public final class FieldSet {
   }
 
   /** The set of the list item {@code item} of the list whose set is {@code listSet}, or {@code null}. */
-  private static ObjectNode itemSet(ObjectNode listSet, JsonNode item) {
+  private static @Nullable ObjectNode itemSet(ObjectNode listSet, JsonNode item) {
     for (Map.Entry<String, JsonNode> element : listSet.properties()) {
       String key = element.getKey();
       if (key.startsWith("k:") && item.isObject() && keyMatches(keyOf(key), item)
@@ -248,7 +249,7 @@ public final class FieldSet {
    * What {@code document} holds at one path element, or {@code null}: a field, the item of a list with the key's
    * values (every key field present and equal), a set's item, or an index.
    */
-  static JsonNode at(JsonNode document, String element) {
+  static @Nullable JsonNode at(JsonNode document, String element) {
     if (document == null) {
       return null;
     }

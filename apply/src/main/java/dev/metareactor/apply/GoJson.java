@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.Comparator;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -403,7 +404,7 @@ public final class GoJson {
   }
 
   /** The two-character escape of {@code c}, or {@code null} when Go writes it as <code>&#92;u00XX</code>. */
-  private static String shortEscape(char c) {
+  private static @Nullable String shortEscape(char c) {
     return switch (c) {
       case '"' -> "\\\"";
       case '\\' -> "\\\\";
@@ -538,7 +539,7 @@ public final class GoJson {
       return from(value < 0, exact.round(new MathContext(17, RoundingMode.HALF_EVEN)));
     }
 
-    private static BigDecimal roundTrip(BigDecimal exact, int precision, RoundingMode mode, double value) {
+    private static @Nullable BigDecimal roundTrip(BigDecimal exact, int precision, RoundingMode mode, double value) {
       BigDecimal candidate = exact.round(new MathContext(precision, mode));
       return candidate.doubleValue() == value ? candidate : null;
     }

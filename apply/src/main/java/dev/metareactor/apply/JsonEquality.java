@@ -2,6 +2,7 @@ package dev.metareactor.apply;
 
 import java.math.BigDecimal;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -23,7 +24,7 @@ public final class JsonEquality {
   private JsonEquality() {}
 
   /** Whether {@code a} and {@code b} are semantically the same JSON value; {@code null} means absent. */
-  public static boolean equal(JsonNode a, JsonNode b) {
+  public static boolean equal(@Nullable JsonNode a, @Nullable JsonNode b) {
     if (a == b) {
       return true;
     }
@@ -49,7 +50,7 @@ public final class JsonEquality {
     }
   }
 
-  private static boolean isAbsent(JsonNode node) {
+  private static boolean isAbsent(@Nullable JsonNode node) {
     return node == null || node.isNull() || node.isMissingNode();
   }
 

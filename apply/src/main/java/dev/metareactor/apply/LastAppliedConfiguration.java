@@ -1,5 +1,6 @@
 package dev.metareactor.apply;
 
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -22,7 +23,7 @@ public final class LastAppliedConfiguration {
   private LastAppliedConfiguration() {}
 
   /** The raw annotation value on {@code object}, or {@code null} when absent or empty. */
-  public static String raw(JsonNode object) {
+  public static @Nullable String raw(JsonNode object) {
     JsonNode value = object.path("metadata").path("annotations").get(ANNOTATION);
     if (value == null || !value.isString() || value.stringValue().isEmpty()) {
       return null;
@@ -37,7 +38,7 @@ public final class LastAppliedConfiguration {
    *     Metacontroller treats as "nothing applied before"
    * @throws ApplyException when the annotation is not valid JSON
    */
-  public static JsonNode read(JsonNode observed) {
+  public static @Nullable JsonNode read(JsonNode observed) {
     String raw = raw(observed);
     if (raw == null) {
       return null;

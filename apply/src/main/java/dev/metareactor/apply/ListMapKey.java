@@ -3,6 +3,7 @@ package dev.metareactor.apply;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 
@@ -25,7 +26,8 @@ final class ListMapKey {
   private ListMapKey() {}
 
   /** The merge key shared by every item of the given lists ({@code null} lists count as empty), or null. */
-  static String detect(ArrayNode observed, ArrayNode lastApplied, ArrayNode desired) {
+  static @Nullable String detect(@Nullable ArrayNode observed, @Nullable ArrayNode lastApplied,
+      @Nullable ArrayNode desired) {
     int items = 0;
     for (ArrayNode list : new ArrayNode[] {observed, lastApplied, desired}) {
       if (list == null) {
@@ -49,7 +51,7 @@ final class ListMapKey {
     return null;
   }
 
-  private static boolean allHave(String key, ArrayNode list) {
+  private static boolean allHave(String key, @Nullable ArrayNode list) {
     if (list == null) {
       return true;
     }
@@ -88,7 +90,7 @@ final class ListMapKey {
    * in Metacontroller: a string as is, an integer in decimal, a float in Go's shortest form, null as
    * {@code <nil>}.
    */
-  static String keyOf(JsonNode value) {
+  static String keyOf(@Nullable JsonNode value) {
     if (value == null || value.isNull() || value.isMissingNode()) {
       return "<nil>";
     }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -66,7 +67,7 @@ public final class ServerSideApply {
    * @param configuration what the manager applies ({@link #configuration})
    * @param owned the manager's field set in {@code live}, or {@code null} when it owns nothing there
    */
-  public static boolean unchanged(JsonNode live, ObjectNode configuration, FieldSet owned) {
+  public static boolean unchanged(JsonNode live, ObjectNode configuration, @Nullable FieldSet owned) {
     Objects.requireNonNull(live, "live");
     Objects.requireNonNull(configuration, "configuration");
     if (owned == null) {
@@ -109,7 +110,7 @@ public final class ServerSideApply {
    * @param set the manager's set for this field, {@code null} when it owns none of it
    * @param live the live value, {@code null} when absent
    */
-  private static boolean fieldUnchanged(JsonNode value, JsonNode set, JsonNode live) {
+  private static boolean fieldUnchanged(JsonNode value, @Nullable JsonNode set, @Nullable JsonNode live) {
     if (isEmpty(value) && (set == null || !FieldSet.hasChildren((ObjectNode) set))) {
       // Nothing configured here (null, {} or []): the server keeps an empty value or drops it.
       return live == null || live.isNull() || JsonEquality.equal(value, live) || isEmpty(value) && isEmpty(live);
@@ -196,13 +197,13 @@ public final class ServerSideApply {
   private static final class ListElements {
 
     /** One element: its name in the set, and its key fields ({@code k:}) or {@code null} and its value ({@code v:}). */
-    record Element(String name, ObjectNode key, JsonNode value) {}
+    record Element(String name, @Nullable ObjectNode key, @Nullable JsonNode value) {}
 
     private final List<Element> all;
-    private final String indexField;
+    private final @Nullable String indexField;
     private final Map<String, List<Element>> index = new HashMap<>();
 
-    private ListElements(List<Element> all, String indexField) {
+    private ListElements(List<Element> all, @Nullable String indexField) {
       this.all = all;
       this.indexField = indexField;
       for (Element element : all) {
@@ -211,7 +212,7 @@ public final class ServerSideApply {
     }
 
     /** The elements of {@code set}, or {@code null} when it names items otherwise (by index, or both ways). */
-    static ListElements of(ObjectNode set) {
+    static @Nullable ListElements of(ObjectNode set) {
       List<Element> elements = new ArrayList<>(set.size());
       String indexField = null;
       boolean keys = false;
@@ -242,7 +243,7 @@ public final class ServerSideApply {
     }
 
     /** The one element that names {@code item}, or {@code null} when none or several do. */
-    Element naming(JsonNode item) {
+    @Nullable Element naming(JsonNode item) {
       Element found = null;
       for (Element element : candidates(item)) {
         if (element.key() != null ? item.isObject() && FieldSet.keyMatches(element.key(), item)
@@ -269,7 +270,7 @@ public final class ServerSideApply {
     }
 
     /** The item of the live list that {@code element} names, or {@code null}. */
-    JsonNode in(Map<String, List<JsonNode>> index, JsonNode live, Element element) {
+    @Nullable JsonNode in(Map<String, List<JsonNode>> index, JsonNode live, Element element) {
       String value = indexValue(element);
       List<JsonNode> hit = value == null ? null : index.get(value);
       for (JsonNode item : hit != null ? hit : live) {
@@ -291,12 +292,12 @@ public final class ServerSideApply {
       return hit != null ? hit : all;
     }
 
-    private String indexValue(Element element) {
+    private @Nullable String indexValue(Element element) {
       return element.key() == null ? text(element.value())
           : indexField == null ? null : text(element.key().get(indexField));
     }
 
-    private String indexValue(JsonNode item) {
+    private @Nullable String indexValue(JsonNode item) {
       if (indexField == null) {
         return all.isEmpty() || all.get(0).key() != null ? null : text(item);
       }
@@ -307,12 +308,12 @@ public final class ServerSideApply {
      * A value as the index files it: a scalar's text (a string and a number of the same text share a bucket; the
      * match is checked), {@code null} for anything else, which is then found by a scan.
      */
-    private static String text(JsonNode value) {
+    private static @Nullable String text(@Nullable JsonNode value) {
       return value != null && value.isValueNode() && !value.isNull() ? value.asString() : null;
     }
   }
 
-  private static boolean isEmpty(JsonNode value) {
+  private static boolean isEmpty(@Nullable JsonNode value) {
     return value == null || value.isNull() || (value.isObject() || value.isArray()) && value.isEmpty();
   }
 }

@@ -2,6 +2,7 @@ package dev.metareactor.apply;
 
 import java.util.HashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -46,7 +47,7 @@ final class SteadyState {
     return true;
   }
 
-  private static boolean metadataUnchanged(JsonNode observed, JsonNode desired) {
+  private static boolean metadataUnchanged(@Nullable JsonNode observed, JsonNode desired) {
     if (observed == null || !observed.isObject()) {
       return false;
     }
@@ -62,7 +63,7 @@ final class SteadyState {
     return true;
   }
 
-  private static boolean valueUnchanged(JsonNode observed, JsonNode desired) {
+  private static boolean valueUnchanged(@Nullable JsonNode observed, JsonNode desired) {
     if (observed != null && observed.isObject()) {
       if (!desired.isObject()) {
         // The merge ignores a non-object desired over an object; with last-applied equal to desired there is

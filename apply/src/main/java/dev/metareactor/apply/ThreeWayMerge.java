@@ -3,6 +3,7 @@ package dev.metareactor.apply;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -30,7 +31,7 @@ final class ThreeWayMerge {
   private ThreeWayMerge() {}
 
   /** Merges and returns the new value for the destination slot (which may be the mutated destination). */
-  static JsonNode merge(JsonNode destination, JsonNode lastApplied, JsonNode desired) {
+  static JsonNode merge(@Nullable JsonNode destination, @Nullable JsonNode lastApplied, JsonNode desired) {
     if (destination != null && destination.isObject()) {
       mergeObject((ObjectNode) destination, asObject(lastApplied), asObject(desired));
       return destination;
@@ -41,7 +42,8 @@ final class ThreeWayMerge {
     return copyOf(desired);
   }
 
-  static void mergeObject(ObjectNode destination, ObjectNode lastApplied, ObjectNode desired) {
+  static void mergeObject(ObjectNode destination, @Nullable ObjectNode lastApplied,
+      @Nullable ObjectNode desired) {
     if (lastApplied != null) {
       for (String key : lastApplied.propertyNames()) {
         if (desired == null || !desired.has(key)) {
@@ -62,7 +64,7 @@ final class ThreeWayMerge {
     }
   }
 
-  private static JsonNode mergeArray(ArrayNode destination, ArrayNode lastApplied, JsonNode desired) {
+  private static JsonNode mergeArray(ArrayNode destination, @Nullable ArrayNode lastApplied, JsonNode desired) {
     if (!desired.isArray() && !desired.isNull()) {
       // Metacontroller writes null (or prunes the list) when a scalar or object is desired where an array is
       // observed, and only reaches the desired value on the sync after. Writing it at once converges in one
@@ -81,8 +83,8 @@ final class ThreeWayMerge {
    * Treats the three lists as maps keyed by the merge key, merges those maps like objects, and turns the result
    * back into a list: first the surviving items in observed order, then new items in desired order.
    */
-  private static ArrayNode mergeListMap(String mergeKey, ArrayNode destination, ArrayNode lastApplied,
-      ArrayNode desired) {
+  private static ArrayNode mergeListMap(String mergeKey, ArrayNode destination,
+      @Nullable ArrayNode lastApplied, @Nullable ArrayNode desired) {
     Map<String, JsonNode> destinationMap = ListMapKey.index(mergeKey, destination);
     Map<String, JsonNode> lastMap = lastApplied == null ? Map.of() : ListMapKey.index(mergeKey, lastApplied);
     Map<String, JsonNode> desiredMap = desired == null ? Map.of() : ListMapKey.index(mergeKey, desired);
@@ -119,15 +121,15 @@ final class ThreeWayMerge {
     return result;
   }
 
-  private static ObjectNode asObject(JsonNode node) {
+  private static @Nullable ObjectNode asObject(@Nullable JsonNode node) {
     return node != null && node.isObject() ? (ObjectNode) node : null;
   }
 
-  private static ArrayNode asArray(JsonNode node) {
+  private static @Nullable ArrayNode asArray(@Nullable JsonNode node) {
     return node != null && node.isArray() ? (ArrayNode) node : null;
   }
 
-  private static JsonNode copyOf(JsonNode desired) {
+  private static JsonNode copyOf(@Nullable JsonNode desired) {
     if (desired == null) {
       return JsonNodeFactory.instance.nullNode();
     }

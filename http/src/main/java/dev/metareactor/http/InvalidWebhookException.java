@@ -1,5 +1,7 @@
 package dev.metareactor.http;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A webhook block that cannot be called: no usable URL, a service without name or namespace, a timeout that is not a
  * Go duration, bad TLS or auth materials. The message starts with {@code invalid webhook config:} like upstream's.
@@ -11,7 +13,7 @@ public final class InvalidWebhookException extends IllegalArgumentException {
     super("invalid webhook config: " + detail);
   }
 
-  public InvalidWebhookException(String detail, Throwable cause) {
+  public InvalidWebhookException(@Nullable String detail, Throwable cause) {
     super("invalid webhook config: " + detail, cause);
   }
 }

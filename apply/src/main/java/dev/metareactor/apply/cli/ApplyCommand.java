@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.SerializationFeature;
@@ -161,7 +162,7 @@ public final class ApplyCommand {
     }
   }
 
-  private int fail(String message) {
+  private int fail(@Nullable String message) {
     err.println("metareactor-apply: " + oneLine(message));
     return USAGE;
   }
@@ -171,7 +172,7 @@ public final class ApplyCommand {
     return e.getMessage() == null ? name : name + " (" + e.getMessage() + ")";
   }
 
-  private static String oneLine(String message) {
+  private static String oneLine(@Nullable String message) {
     return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ").strip();
   }
 

@@ -9,6 +9,7 @@ import java.security.cert.X509Certificate;
 import java.util.List;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedKeyManager;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one client certificate of a connection, handed to TLS as it is.
@@ -85,23 +86,23 @@ final class ClientKeyManager extends X509ExtendedKeyManager {
   }
 
   @Override
-  public X509Certificate[] getCertificateChain(String alias) {
+  public X509Certificate @Nullable [] getCertificateChain(String alias) {
     return ALIAS.equals(alias) ? chain.clone() : null;
   }
 
   @Override
-  public PrivateKey getPrivateKey(String alias) {
+  public @Nullable PrivateKey getPrivateKey(String alias) {
     return ALIAS.equals(alias) ? key : null;
   }
 
   /** A client key manager serves no server side. */
   @Override
-  public String[] getServerAliases(String keyType, Principal[] issuers) {
+  public String @Nullable [] getServerAliases(String keyType, Principal[] issuers) {
     return null;
   }
 
   @Override
-  public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
+  public @Nullable String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
     return null;
   }
 }
