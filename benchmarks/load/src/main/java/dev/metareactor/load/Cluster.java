@@ -14,6 +14,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
@@ -155,7 +156,7 @@ final class Cluster implements AutoCloseable {
     if (base64Data != null && !base64Data.isBlank()) {
       Files.write(target, Base64.getDecoder().decode(base64Data.trim()));
     } else if (file != null) {
-      Files.copy(Path.of(file), target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      Files.copy(Path.of(file), target, StandardCopyOption.REPLACE_EXISTING);
     } else {
       throw new IllegalStateException("the kubeconfig has no client certificate: loadkit needs one");
     }

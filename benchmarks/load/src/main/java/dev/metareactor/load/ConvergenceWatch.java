@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * Watches the bench parents and their ConfigMaps and says when the cluster is converged: every parent's status
@@ -69,8 +71,8 @@ final class ConvergenceWatch implements AutoCloseable {
         .inform(handler(this::putConfigMap, this::removeConfigMap), 0);
   }
 
-  private static <T> ResourceEventHandler<T> handler(java.util.function.Consumer<T> put,
-      java.util.function.Consumer<T> remove) {
+  private static <T> ResourceEventHandler<T> handler(Consumer<T> put,
+      Consumer<T> remove) {
     return new ResourceEventHandler<>() {
       @Override
       public void onAdd(T obj) {
@@ -205,7 +207,7 @@ final class ConvergenceWatch implements AutoCloseable {
    * @return seconds from {@code sinceNanos} to convergence
    */
   double awaitConverged(int parentCount, long sinceNanos, Duration timeout, List<Progress> samples,
-      java.util.function.BooleanSupplier stillRunning) throws InterruptedException {
+      BooleanSupplier stillRunning) throws InterruptedException {
     long deadline = sinceNanos + timeout.toNanos();
     long nextSample = 0;
     while (true) {

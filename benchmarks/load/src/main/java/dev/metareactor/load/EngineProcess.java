@@ -1,6 +1,8 @@
 package dev.metareactor.load;
 
+import java.io.File;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -91,7 +93,7 @@ final class EngineProcess implements AutoCloseable {
       }
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
           .redirectOutput(replicaLog.toFile())
-          .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+          .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
       Process process = builder.start();
       replicas.add(new Replica(process, new ProcessTree(process.pid()), metricsPort, probePort));
     }
@@ -99,7 +101,7 @@ final class EngineProcess implements AutoCloseable {
   }
 
   private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();
     }
   }

@@ -17,6 +17,7 @@ import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.internal.chartpart.Chart;
+import org.knowm.xchart.style.Styler;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
@@ -150,7 +151,7 @@ final class Report {
     XYChart chart = new XYChartBuilder().width(800).height(480)
         .title("Converge from scratch, " + size + " " + unit(harness) + "s x " + harness.children() + " children")
         .xAxisTitle("seconds since the engine process started").yAxisTitle("children converged").build();
-    chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideSE);
+    chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideSE);
     for (Results.Run run : harness.runs()) {
       if (run.parents() != size || run.convergeProgress().size() < 2) {
         continue;
@@ -168,7 +169,7 @@ final class Report {
   private static CategoryChart barChart(Results.Harness harness, int size) {
     CategoryChart chart = new CategoryChartBuilder().width(800).height(480)
         .title("Medians, " + size + " " + unit(harness) + "s").yAxisTitle("seconds").build();
-    chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideNE);
+    chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
     List<Metric> shown = metrics(harness).stream().filter(m -> m.name().equals("converge from scratch (s)")
         || m.name().equals("converge: engine CPU (s)") || m.name().equals("update wave (s)")
         || m.name().equals("update: engine CPU (s)")).toList();

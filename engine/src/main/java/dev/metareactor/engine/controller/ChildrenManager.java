@@ -127,7 +127,8 @@ public final class ChildrenManager {
    * @param parent the owner of created children
    * @param observed the children the parent owns now, by type
    * @param desired the children the hook asked for
-   * @return completes when every write is done; fails with {@link ChildWriteException} listing what failed
+   * @return completes when every write is done; fails with {@link WriteBatch.WritesFailedException} listing what
+   *     failed
    */
   public Mono<Void> manage(KubeObject parent, Map<ChildType, List<KubeObject>> observed,
       List<DesiredChild> desired) {
@@ -300,15 +301,5 @@ public final class ChildrenManager {
 
   private static String key(String namespace, String name) {
     return (namespace == null ? "" : namespace) + "/" + name;
-  }
-
-  /** Some child writes failed; the message lists each. */
-  public static final class ChildWriteException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    ChildWriteException(String what, List<Throwable> failures) {
-      super(what + ": " + String.join("; ", failures.stream().map(Throwable::getMessage).toList()));
-      failures.forEach(this::addSuppressed);
-    }
   }
 }

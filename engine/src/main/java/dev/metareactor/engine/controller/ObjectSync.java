@@ -11,6 +11,7 @@ import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -273,7 +274,8 @@ public final class ObjectSync<K extends SyncKey> {
    *     garbage, or a write failed
    */
   public Mono<Optional<Duration>> sync(K key) {
-    Optional<SyncedObject> found = kind.resourceOf(key).flatMap(type -> type.find(key.namespace(), key.name()));
+    Optional<SyncedObject> found = kind.resourceOf(key)
+        .flatMap(type -> SyncedObject.find(type, key.namespace(), key.name()));
     if (found.isEmpty()) {
       return Mono.just(Optional.empty());
     }
@@ -465,7 +467,7 @@ public final class ObjectSync<K extends SyncKey> {
     if (uids.isEmpty()) {
       return observed;
     }
-    Map<ChildType, List<KubeObject>> rest = new java.util.LinkedHashMap<>();
+    Map<ChildType, List<KubeObject>> rest = new LinkedHashMap<>();
     observed.forEach((type, objects) ->
         rest.put(type, objects.stream().filter(object -> !uids.contains(object.uid())).toList()));
     return rest;

@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The object one sync is about (a CompositeController's parent, a DecoratorController's target), with the synced
@@ -16,6 +17,11 @@ public record SyncedObject(SyncedResource type, KubeObject object) {
   public SyncedObject {
     Objects.requireNonNull(type, "type");
     Objects.requireNonNull(object, "object");
+  }
+
+  /** The cached object {@code namespace/name} of {@code type}, if the controller is responsible for it. */
+  public static Optional<SyncedObject> find(SyncedResource type, String namespace, String name) {
+    return type.responsible(namespace, name).map(object -> new SyncedObject(type, object));
   }
 
   public ApiResource resource() {

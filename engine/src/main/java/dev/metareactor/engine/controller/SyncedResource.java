@@ -52,8 +52,8 @@ public final class SyncedResource {
   }
 
   /** The cached object {@code namespace/name}, if the controller is responsible for it. */
-  public Optional<SyncedObject> find(String namespace, String name) {
-    return informer.get(namespace, name).filter(this::responsibleFor).map(object -> new SyncedObject(this, object));
+  public Optional<KubeObject> responsible(String namespace, String name) {
+    return informer.get(namespace, name).filter(this::responsibleFor);
   }
 
   /**

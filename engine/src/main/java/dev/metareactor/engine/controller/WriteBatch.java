@@ -6,8 +6,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * Runs a sync's writes side by side and lets every one of them run even when some fail (a failed delete must not
- * keep a create from happening); fails at the end with one {@link ChildrenManager.ChildWriteException} listing
- * every failure, so the sync is retried and the Event names all problems at once.
+ * keep a create from happening); fails at the end with one {@link WritesFailedException} listing every failure,
+ * so the sync is retried and the Event names all problems at once.
  */
 public final class WriteBatch {
 
@@ -27,6 +27,16 @@ public final class WriteBatch {
         .flatMap(write -> write.then(Mono.<Throwable>empty()).onErrorResume(Mono::just), IN_PARALLEL)
         .collectList()
         .flatMap(failures -> failures.isEmpty() ? Mono.empty()
-            : Mono.error(new ChildrenManager.ChildWriteException(what, failures)));
+            : Mono.error(new WritesFailedException(what, failures)));
+  }
+
+  /** Some writes of a batch failed; the message lists each, and each failure is suppressed in it. */
+  public static final class WritesFailedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    WritesFailedException(String what, List<Throwable> failures) {
+      super(what + ": " + String.join("; ", failures.stream().map(Throwable::getMessage).toList()));
+      failures.forEach(this::addSuppressed);
+    }
   }
 }

@@ -20,7 +20,7 @@ public final class WriteConflicts {
       if (current instanceof ApiException k) {
         return k.code() == 409;
       }
-      if (current instanceof ChildrenManager.ChildWriteException batch) {
+      if (current instanceof WriteBatch.WritesFailedException batch) {
         return batch.getSuppressed().length > 0 && Arrays.stream(batch.getSuppressed()).allMatch(WriteConflicts::only);
       }
     }

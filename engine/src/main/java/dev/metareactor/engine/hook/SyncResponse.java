@@ -3,6 +3,7 @@ package dev.metareactor.engine.hook;
 import dev.metareactor.engine.api.HookSpec;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -97,7 +98,7 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
     if (!body.isObject()) {
       throw new HookResponseException("response must be a JSON object, got " + body.getNodeType());
     }
-    Set<String> known = new java.util.HashSet<>(otherFields);
+    Set<String> known = new HashSet<>(otherFields);
     known.addAll(Set.of("status", childrenField, "resyncAfterSeconds", "finalized", "events"));
     for (Map.Entry<String, JsonNode> field : body.properties()) {
       if (!known.contains(field.getKey())) {

@@ -1,5 +1,6 @@
 package dev.metareactor.engine.kube;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
@@ -32,7 +33,7 @@ public final class ApiException extends RuntimeException {
       reason = status.path("reason").asString("");
       message = status.path("message").asString("");
     } catch (RuntimeException e) {
-      message = new String(body, 0, Math.min(body.length, 512), java.nio.charset.StandardCharsets.UTF_8);
+      message = new String(body, 0, Math.min(body.length, 512), StandardCharsets.UTF_8);
     }
     if (message.isBlank()) {
       message = "HTTP " + code;

@@ -5,6 +5,7 @@ import dev.metareactor.http.tls.TlsMaterials;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
+import java.io.File;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -12,11 +13,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import javax.net.ssl.SSLException;
 import org.jspecify.annotations.Nullable;
@@ -96,7 +101,7 @@ public final class KubeConfig {
     String paths = env.get("KUBECONFIG");
     List<Path> files = new ArrayList<>();
     if (paths != null && !paths.isBlank()) {
-      for (String path : paths.split(java.io.File.pathSeparator)) {
+      for (String path : paths.split(File.pathSeparator)) {
         if (!path.isBlank() && Files.isReadable(Path.of(path))) {
           files.add(Path.of(path));
         }
@@ -124,9 +129,9 @@ public final class KubeConfig {
   static KubeConfig fromFiles(List<Path> files, Map<String, String> env) {
     YAMLMapper yaml = YAMLMapper.builder().build();
     String currentContext = "";
-    Map<String, Named> contexts = new java.util.HashMap<>();
-    Map<String, Named> clusters = new java.util.HashMap<>();
-    Map<String, Named> users = new java.util.HashMap<>();
+    Map<String, Named> contexts = new HashMap<>();
+    Map<String, Named> clusters = new HashMap<>();
+    Map<String, Named> users = new HashMap<>();
     for (Path file : files) {
       JsonNode config;
       try {
@@ -341,7 +346,7 @@ public final class KubeConfig {
     /** A token in a file that may be rotated: read again every minute (as client-go does) and after a 401. */
     static Credentials tokenFile(Path file) {
       return resolved(self -> {
-        self.expires = java.time.Instant.now().plus(TOKEN_FILE_REREAD);
+        self.expires = Instant.now().plus(TOKEN_FILE_REREAD);
         return "Bearer " + read(file, "token file").strip();
       }, "token file " + file, Duration.ZERO);
     }
@@ -367,11 +372,11 @@ public final class KubeConfig {
     }
 
     @Nullable Duration refreshIn() {
-      java.time.Instant at = expires;
+      Instant at = expires;
       if (at == null) {
         return null;
       }
-      Duration left = Duration.between(java.time.Instant.now(), at).minus(margin);
+      Duration left = Duration.between(Instant.now(), at).minus(margin);
       return left.isNegative() ? Duration.ZERO : left;
     }
 
@@ -415,7 +420,7 @@ public final class KubeConfig {
       }
       List<String> args = new ArrayList<>();
       exec.path("args").forEach(arg -> args.add(arg.asString()));
-      Map<String, String> env = new java.util.LinkedHashMap<>();
+      Map<String, String> env = new LinkedHashMap<>();
       exec.path("env").forEach(e -> env.put(e.path("name").asString(""), e.path("value").asString("")));
       // A command given as a relative path (./bin/plugin) is relative to the kubeconfig, as client-go resolves it.
       String resolved = command.contains("/") && !Path.of(command).isAbsolute() ? dir.resolve(command).toString()
@@ -438,7 +443,7 @@ public final class KubeConfig {
         Process process = builder.start();
         process.getOutputStream().close();
         byte[] out = process.getInputStream().readAllBytes();
-        if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) || process.exitValue() != 0) {
+        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
           process.destroyForcibly();
           throw new IllegalStateException("exec plugin " + command + " failed");
         }
@@ -449,7 +454,7 @@ public final class KubeConfig {
               + "exec plugins are not supported)");
         }
         String expiry = status.path("expirationTimestamp").asString("");
-        return new Result(token, expiry.isEmpty() ? null : java.time.Instant.parse(expiry));
+        return new Result(token, expiry.isEmpty() ? null : Instant.parse(expiry));
       } catch (IOException e) {
         throw new IllegalStateException("cannot run exec plugin " + command + ": " + e.getMessage(), e);
       } catch (InterruptedException e) {

@@ -4,13 +4,14 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import tools.jackson.core.SerializableString;
 
 /**
  * JSON that is already UTF-8 bytes, for {@link tools.jackson.databind.util.RawValue}: Jackson's UTF-8 generator
  * appends the bytes to its buffer as they are ({@link #appendUnquotedUTF8}); only a character-based writer needs
  * the text, which is decoded then. Unquoted forms only: it is a value, never a name or a string.
  */
-final class RawJson implements tools.jackson.core.SerializableString {
+final class RawJson implements SerializableString {
 
   private final byte[] utf8;
 

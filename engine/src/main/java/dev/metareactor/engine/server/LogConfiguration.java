@@ -1,6 +1,7 @@
 package dev.metareactor.engine.server;
 
 import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -9,7 +10,6 @@ import ch.qos.logback.core.encoder.Encoder;
 import dev.metareactor.engine.config.LogSettings;
 import java.time.ZoneId;
 import java.util.List;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -55,7 +55,7 @@ public final class LogConfiguration {
     stderr.start();
 
     Level level = Level.toLevel(settings.level(), Level.INFO);
-    ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
+    Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
     root.setLevel(level);
     root.addAppender(stderr);
     Level libraries = level.isGreaterOrEqual(Level.INFO) ? Level.WARN

@@ -22,9 +22,9 @@ class WriteConflictsTest {
 
   @Test
   void aBatchIsOnlyConflictsWhenEveryFailureIs() {
-    assertThat(WriteConflicts.only(new ChildrenManager.ChildWriteException("can't claim children",
+    assertThat(WriteConflicts.only(new WriteBatch.WritesFailedException("can't claim children",
         List.of(status(409), new IllegalStateException("x", status(409)))))).isTrue();
-    assertThat(WriteConflicts.only(new ChildrenManager.ChildWriteException("can't claim children",
+    assertThat(WriteConflicts.only(new WriteBatch.WritesFailedException("can't claim children",
         List.of(status(409), status(422))))).isFalse();
   }
 }

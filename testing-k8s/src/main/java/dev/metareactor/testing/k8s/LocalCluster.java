@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -128,7 +129,7 @@ public final class LocalCluster implements AutoCloseable {
         Files.writeString(in, stdin);
         pb.redirectInput(in.toFile());
       } else {
-        pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
       }
       Process p = pb.start();
       if (!p.waitFor(KUBECTL_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {

@@ -88,7 +88,7 @@ final class CompositeRouter {
       return;
     }
     for (ParentKey key : selectors.matching(orphan.namespace(), orphan.labels())) {
-      parents.find(key.namespace(), key.name()).ifPresent(parent -> enqueue.accept(key));
+      parents.responsible(key.namespace(), key.name()).ifPresent(parent -> enqueue.accept(key));
     }
   }
 

@@ -2,7 +2,6 @@ package dev.metareactor.engine.controller.map;
 
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ParentKey;
-import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.WrittenStatus;
 import dev.metareactor.engine.kube.ApiException;
@@ -159,12 +158,12 @@ final class MapStatus implements AutoCloseable {
   }
 
   private Mono<Void> write(ParentKey key) {
-    Optional<SyncedObject> found = parents.find(key.namespace(), key.name());
-    if (found.isEmpty() || !parents.responsibleFor(found.get().object())) {
+    Optional<KubeObject> found = parents.responsible(key.namespace(), key.name());
+    if (found.isEmpty()) {
       forget(key);
       return Mono.empty();
     }
-    KubeObject parent = found.get().object();
+    KubeObject parent = found.get();
     ObjectNode json = parent.toTree();
     ObjectNode status = count(parent);
     if (!written.needsWriting(parent, json.get("status"), status)) {

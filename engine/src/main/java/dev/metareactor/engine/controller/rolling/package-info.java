@@ -8,10 +8,12 @@
  * ({@link dev.metareactor.engine.controller.rolling.Rollout}): which revision owns which child, the state each child
  * is written with, and the parent's {@code Updated} condition.
  *
- * <p>Not yet wired into the CompositeController's sync (rolling methods are refused with a {@code CreateError} until
- * it is): the ControllerRevision informer, one sync hook call per live revision and the revision writes come next.
- *
- * <p>Pure values over JSON trees: no I/O, no threads of their own; safe to use from any thread.
+ * <p>{@link dev.metareactor.engine.controller.rolling.RollingUpdate} is a rolling CompositeController's part of a
+ * parent's sync, between the claim of its children and their writes: the parent's ControllerRevisions claimed from
+ * their informer, one call of the chosen hook per live revision, one {@code Rollout} step, and the revisions written
+ * (remembered until the cache shows them, {@link dev.metareactor.engine.controller.rolling.WrittenRevisions}) before
+ * any child is. It runs on the work queue's workers and never blocks: its API calls and hook calls are {@code Mono}s.
+ * The rest are pure values over JSON trees: no I/O, no threads of their own; safe to use from any thread.
  */
 @NullMarked
 package dev.metareactor.engine.controller.rolling;
