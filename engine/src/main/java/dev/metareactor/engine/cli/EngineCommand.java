@@ -145,7 +145,8 @@ public final class EngineCommand implements Callable<Integer> {
   String zapEncoder;
 
   @Option(names = {"--zap-stacktrace-level", "-zap-stacktrace-level"}, paramLabel = "LEVEL", defaultValue = "",
-      description = "Accepted for compatibility; stack traces are logged with errors.")
+      description = "Level at and above which a log line carries a stack trace (its exception's, else where it was"
+          + " logged): info, error or panic (none); default error (warn with --zap-devel).")
   String zapStacktraceLevel;
 
   @Option(names = {"--zap-time-encoding", "-zap-time-encoding"}, paramLabel = "FORMAT", defaultValue = "",
@@ -237,7 +238,8 @@ public final class EngineCommand implements Callable<Integer> {
         .targetLabelSelector(targetLabelSelector)
         .applyStrategy(ApplyStrategy.parse(applyStrategy))
         .ssaFieldManager(ssaFieldManager)
-        .logging(LogSettings.fromZapFlags(zapLogLevel, zapDevel, zapEncoder, zapTimeEncoding))
+        .logging(LogSettings.fromZapFlags(zapLogLevel, zapDevel, zapEncoder, zapTimeEncoding,
+            zapStacktraceLevel))
         .retry(new RetrySettings(retryBaseDelay, retryMaxDelay, new RateLimit(retryQps, retryBurst)))
         .apiConcurrency(apiConcurrency)
         .hookMaxResponseSize(hookMaxResponseSize)

@@ -25,7 +25,7 @@ public final class EngineLogConfigurator extends ContextAwareBase implements Con
         || loader.getResource("logback.xml") != null) {
       return ExecutionStatus.INVOKE_NEXT_IF_ANY;
     }
-    LogConfiguration.configure(context, new LogSettings("INFO", false, LogSettings.TimeEncoding.RFC3339));
+    LogConfiguration.configure(context, new LogSettings("INFO", false, LogSettings.TimeEncoding.RFC3339, "ERROR"));
     return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
   }
 }

@@ -3,7 +3,6 @@ package dev.metareactor.engine.server;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.encoder.Encoder;
@@ -14,16 +13,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Configures Logback from the {@code --zap-*} flags: one appender on stderr (where zap writes), JSON lines shaped as
- * zap's ({@link ZapJsonEncoder}) or a human-readable pattern (with the line's key-value pairs), the chosen level for
- * the engine. Libraries log one level quieter than the engine (informers, Netty and the Kubernetes client are chatty
- * at debug), except at trace, where everything logs.
+ * zap's ({@link ZapJsonEncoder}) or human-readable ones ({@link ConsoleEncoder}), each with stack traces at and above
+ * {@code --zap-stacktrace-level}, the chosen level for the engine. Libraries log one level quieter than the engine
+ * (informers, Netty and the Kubernetes client are chatty at debug), except at trace, where everything logs.
  */
 public final class LogConfiguration {
 
   private static final List<String> LIBRARIES =
       List.of("io.netty", "reactor", "io.github.resilience4j", "io.micrometer");
-  private static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg"
-      + "%replace( %kvp){'^ $', ''}%n";
 
   private LogConfiguration() {}
 
@@ -37,14 +34,10 @@ public final class LogConfiguration {
   /** Configures {@code context} from scratch. */
   static void configure(LoggerContext context, LogSettings settings) {
     context.reset();
-    Encoder<ILoggingEvent> encoder;
-    if (settings.json()) {
-      encoder = new ZapJsonEncoder(settings.time(), ZoneId.systemDefault());
-    } else {
-      PatternLayoutEncoder pattern = new PatternLayoutEncoder();
-      pattern.setPattern(PATTERN);
-      encoder = pattern;
-    }
+    Level stacktraces = Level.toLevel(settings.stacktraceLevel(), Level.ERROR);
+    Encoder<ILoggingEvent> encoder = settings.json()
+        ? new ZapJsonEncoder(settings.time(), ZoneId.systemDefault(), stacktraces)
+        : new ConsoleEncoder(stacktraces);
     encoder.setContext(context);
     encoder.start();
     ConsoleAppender<ILoggingEvent> stderr = new ConsoleAppender<>();

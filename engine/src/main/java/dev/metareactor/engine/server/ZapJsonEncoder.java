@@ -2,12 +2,7 @@ package dev.metareactor.engine.server;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.classic.spi.IThrowableProxy;
-import ch.qos.logback.classic.spi.ThrowableProxy;
-import ch.qos.logback.core.encoder.EncoderBase;
 import dev.metareactor.engine.config.LogSettings.TimeEncoding;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -25,14 +20,14 @@ import tools.jackson.core.io.JsonStringEncoder;
  * {@code --zap-time-encoding} says (RFC 3339 to the second by default, in the process's time zone, as Go's local
  * time), {@code logger} (the simple name of the class that logs), the formatted message as {@code msg}, the event's
  * key-value pairs as top-level members in the order they were added, then for an exception {@code error} (its class
- * and message) and {@code stacktrace}. The leader-election lines reproduce client-go's as Metacontroller prints
- * them, character for character, and so carry no {@code logger}, as upstream's do not.
+ * and message), and {@code stacktrace} on a line at or above {@code --zap-stacktrace-level} ({@link Stacktraces}).
+ * The leader-election lines reproduce client-go's as Metacontroller prints them, character for character, and so
+ * carry no {@code logger}, as upstream's do not.
  *
  * <p>Never throws: a log line that cannot be written as intended is still written.
  */
-final class ZapJsonEncoder extends EncoderBase<ILoggingEvent> {
+final class ZapJsonEncoder extends LineEncoder {
 
-  private static final byte[] NO_BYTES = new byte[0];
   /** The logger whose lines are upstream's (client-go's leader election), written without {@code logger}. */
   private static final String UPSTREAM_VERBATIM = LeaderElection.class.getName();
   private static final DateTimeFormatter RFC3339 = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ssXXX");
@@ -41,20 +36,18 @@ final class ZapJsonEncoder extends EncoderBase<ILoggingEvent> {
 
   private final TimeEncoding time;
   private final ZoneId zone;
+  private final Level stacktraceLevel;
 
+  /** Stack traces on lines at or above {@code ERROR}, the default. */
   ZapJsonEncoder(TimeEncoding time, ZoneId zone) {
+    this(time, zone, Level.ERROR);
+  }
+
+  /** @param stacktraceLevel the level at and above which a line carries a stack trace ({@code OFF}: none) */
+  ZapJsonEncoder(TimeEncoding time, ZoneId zone, Level stacktraceLevel) {
     this.time = Objects.requireNonNull(time, "time");
     this.zone = Objects.requireNonNull(zone, "zone");
-  }
-
-  @Override
-  public byte[] headerBytes() {
-    return NO_BYTES;
-  }
-
-  @Override
-  public byte[] footerBytes() {
-    return NO_BYTES;
+    this.stacktraceLevel = Objects.requireNonNull(stacktraceLevel, "stacktraceLevel");
   }
 
   @Override
@@ -78,18 +71,15 @@ final class ZapJsonEncoder extends EncoderBase<ILoggingEvent> {
         value(line, pair.value);
       }
     }
-    IThrowableProxy thrown = event.getThrowableProxy();
-    if (thrown instanceof ThrowableProxy proxy) {
-      Throwable throwable = proxy.getThrowable();
+    String error = Stacktraces.error(event);
+    if (error != null) {
       line.append(",\"error\":");
-      string(line, throwable.toString());
-      StringWriter trace = new StringWriter();
-      throwable.printStackTrace(new PrintWriter(trace));
+      string(line, error);
+    }
+    String stacktrace = Stacktraces.of(event, stacktraceLevel);
+    if (stacktrace != null) {
       line.append(",\"stacktrace\":");
-      string(line, trace.toString().stripTrailing());
-    } else if (thrown != null) {
-      line.append(",\"error\":");
-      string(line, thrown.getClassName() + ": " + thrown.getMessage());
+      string(line, stacktrace);
     }
     line.append("}\n");
     return line.toString().getBytes(StandardCharsets.UTF_8);

@@ -106,12 +106,24 @@ class EngineCommandTest {
     assertThat(parsed.get().logging().time()).isEqualTo(LogSettings.TimeEncoding.EPOCH);
   }
 
+  @Test
+  void stackTracesStartAtZapStacktraceLevelWhichDefaultsAsControllerRuntimes() {
+    assertThat(run()).isZero();
+    assertThat(parsed.get().logging().stacktraceLevel()).isEqualTo("ERROR");
+    assertThat(run("--zap-devel")).isZero();
+    assertThat(parsed.get().logging().stacktraceLevel()).as("development mode").isEqualTo("WARN");
+    assertThat(run("--zap-stacktrace-level=info")).isZero();
+    assertThat(parsed.get().logging().stacktraceLevel()).isEqualTo("INFO");
+    assertThat(run("-zap-stacktrace-level", "panic")).isZero();
+    assertThat(parsed.get().logging().stacktraceLevel()).as("the engine never logs at panic").isEqualTo("OFF");
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {
       "--workers=0", "--workers=many", "--discovery-interval=10", "--discovery-interval=-5s",
       "--metrics-address=9999", "--pprof-address=6060", "--events-qps=0", "--events-qps=1/0",
       "--apply-strategy=kubectl",
-      "--zap-log-level=loud", "--zap-encoder=xml", "--zap-time-encoding=sundial",
+      "--zap-log-level=loud", "--zap-encoder=xml", "--zap-time-encoding=sundial", "--zap-stacktrace-level=3",
       "--leader-election-resource-lock=configmaps",
       "--retry-max-delay=1ms", "--no-such-flag", "--client-go-burst=0", "--hook-max-response-size=8MB",
       "--hook-max-response-size=0", "--hook-max-response-size=4Gi"})

@@ -59,6 +59,60 @@ class ZapJsonEncoderTest {
   }
 
   @Test
+  void belowTheStacktraceLevelAnExceptionIsItsClassAndMessageAlone() {
+    ZapJsonEncoder encoder = new ZapJsonEncoder(TimeEncoding.RFC3339, ZoneOffset.UTC, Level.ERROR);
+    JsonNode json = JsonMapper.builder().build().readTree(encode(encoder,
+        event(Level.WARN, "sync failed", null, new IllegalStateException("boom"))));
+
+    assertThat(json.path("error").asString()).isEqualTo("java.lang.IllegalStateException: boom");
+    assertThat(json.has("stacktrace")).isFalse();
+  }
+
+  @Test
+  void atTheStacktraceLevelALineWithoutAnExceptionCarriesWhereItWasLogged() {
+    ZapJsonEncoder encoder = new ZapJsonEncoder(TimeEncoding.RFC3339, ZoneOffset.UTC, Level.INFO);
+    JsonNode json = JsonMapper.builder().build().readTree(Logging.info(encoder, context));
+
+    assertThat(json.has("error")).isFalse();
+    assertThat(json.path("stacktrace").asString())
+        .startsWith("at " + ZapJsonEncoderTest.class.getName() + ".atTheStacktraceLevelALineWithoutAnExceptionCarr");
+  }
+
+  /** Stands in for the logger: a line's caller is the first frame after the logger's (as Logback finds it). */
+  private static final class Logging {
+    static String info(ZapJsonEncoder encoder, LoggerContext context) {
+      LoggingEvent event = new LoggingEvent(Logging.class.getName(),
+          context.getLogger("dev.metareactor.engine.server.Engine"), Level.INFO, "started", null, null);
+      return encode(encoder, event);
+    }
+  }
+
+  @Test
+  void offMeansNoStackTraceEvenForAnError() {
+    ZapJsonEncoder encoder = new ZapJsonEncoder(TimeEncoding.RFC3339, ZoneOffset.UTC, Level.OFF);
+    JsonNode json = JsonMapper.builder().build().readTree(encode(encoder,
+        event(Level.ERROR, "failed", null, new IllegalStateException("boom"))));
+
+    assertThat(json.path("error").asString()).isEqualTo("java.lang.IllegalStateException: boom");
+    assertThat(json.has("stacktrace")).isFalse();
+  }
+
+  @Test
+  void consoleLinesFollowTheStacktraceLevelToo() {
+    ConsoleEncoder encoder = new ConsoleEncoder(Level.ERROR);
+    encoder.setContext(context);
+    encoder.start();
+    String warn = new String(encoder.encode(event(Level.WARN, "sync of {} failed", new Object[] {"ns/a"},
+        new IllegalStateException("boom"))), StandardCharsets.UTF_8);
+    String error = new String(encoder.encode(event(Level.ERROR, "sync of {} failed", new Object[] {"ns/a"},
+        new IllegalStateException("boom"))), StandardCharsets.UTF_8);
+
+    assertThat(warn).endsWith(" - sync of ns/a failed error=\"java.lang.IllegalStateException: boom\"\n");
+    assertThat(error).contains(" - sync of ns/a failed\njava.lang.IllegalStateException: boom\n\tat ")
+        .doesNotContain("error=");
+  }
+
+  @Test
   void linesOfOtherLoggersNameTheirClassAsLoggerBeforeMsg() {
     ZapJsonEncoder encoder = new ZapJsonEncoder(TimeEncoding.RFC3339, ZoneOffset.UTC);
     LoggingEvent event = new LoggingEvent(ZapJsonEncoderTest.class.getName(),
