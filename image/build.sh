@@ -12,7 +12,7 @@
 #
 # Without the launcher's own class-data archive (METAREACTOR_CDS=off; the JDK's, built by jlink, is mapped): a pod's
 # /tmp lives only as long as the pod, so an archive written when the engine stops would serve only restarts of its
-# container, and writing it made every stop take 18 s longer on a loaded node (README, "Install").
+# container, and writing it made every stop take 18 s longer on a loaded node (docs/install.md, "The image").
 #
 # Usage: image/build.sh JAR VERSION OUT-DIR
 #   e.g. image/build.sh engine/target/metareactor.jar 0.1.0 engine/target/image   (the engine's package phase)

@@ -16,7 +16,7 @@
 #               HOOK_CMD="java -jar examples/hello-world-java/target/hello-hook.jar"
 #   HOOK_PORT   the hook's port (default: a free one)
 #   TIMEOUT     seconds to wait for each step (default 60); deleting the Hello
-#               may take up to 30 s more, see "Garbage collection" in README.md
+#               may take up to 30 s more, see "Garbage collection" in this directory's README.md
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -29,12 +29,12 @@ import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
- * README's compatibility promise, shown: an install of upstream Metacontroller made with its own manifests
- * ({@code ../shared/upstream/v4.17.2/manifests/production}) and converged by its own binary
- * ({@code ../shared/upstream/metacontroller}), then {@code kubectl apply -k manifests/production} over it and the
- * engine started from the image as the applied StatefulSet's pod: every parent and child upstream made is left as it
- * was (the same UIDs: nothing re-created; the same resourceVersions: nothing written), and the engine converges what
- * upstream could not run (a MapController).
+ * The compatibility promise of docs/install.md ("Upgrade from Metacontroller"), shown: an install of upstream
+ * Metacontroller made with its own manifests ({@code ../shared/upstream/v4.17.2/manifests/production}) and converged by
+ * its own binary ({@code ../shared/upstream/metacontroller}), then {@code kubectl apply -k manifests/production} over
+ * it and the engine started from the image as the applied StatefulSet's pod: every parent and child upstream made is
+ * left as it was (the same UIDs: nothing re-created; the same resourceVersions: nothing written), and the engine
+ * converges what upstream could not run (a MapController).
  */
 @LocalKubernetes
 class UpgradeIT {

@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
 
 /**
  * The command line: every Metacontroller flag under the same name, meaning and default (except the client rate,
- * see the README), plus Metareactor's own. Flags take one or two dashes and {@code --flag=value} or
+ * see docs/operations.md), plus Metareactor's own. Flags take one or two dashes and {@code --flag=value} or
  * {@code --flag value}, as Go's flag package does; booleans also accept {@code --flag=false}.
  *
  * <p>A bad value ends the process with exit code 2 and one line on stderr naming the flag.

@@ -48,7 +48,7 @@ class EngineCommandTest {
     assertThat(options.ssaFieldManager()).isEqualTo("metacontroller");
     assertThat(options.logging().level()).isEqualTo("INFO");
     assertThat(options.logging().json()).isTrue();
-    // Our own defaults: a higher client rate (see README) and client-go's retry limiter.
+    // Our own defaults: a higher client rate (see docs/operations.md) and client-go's retry limiter.
     assertThat(options.apiRate().qps()).isEqualTo(50);
     assertThat(options.apiRate().burst()).isEqualTo(100);
     assertThat(options.retry().baseDelay()).isEqualTo(Duration.ofMillis(5));

@@ -12,13 +12,13 @@ import java.util.function.Function;
  * A related rule as it applies to one parent: the resource it names, as discovery serves it, and the namespace it
  * reads from.
  *
- * <p>Where a rule reads, as upstream v4.17.2 does (the README's customize reference has the whole table): a rule
- * without {@code namespace} reads every namespace, except that a {@code v1} customize hook of a namespaced parent
- * reads only the parent's namespace and may name no other (for a namespaced resource); a rule with
+ * <p>Where a rule reads, as upstream v4.17.2 does (docs/composite-controller.md, "Related objects", has the whole
+ * table): a rule without {@code namespace} reads every namespace, except that a {@code v1} customize hook of a
+ * namespaced parent reads only the parent's namespace and may name no other (for a namespaced resource); a rule with
  * {@code namespace} reads that namespace ({@code *}, every namespace, is ours: upstream reads a namespace named
  * {@code *}); {@code namespaceSelector} reads the namespaces whose labels it matches and needs a namespaced resource
- * and, for a namespaced parent, a {@code v2} customize hook. Cluster-scoped resources are read whole. What a
- * {@code v1} sync or finalize request of a namespaced parent then shows is narrowed to the parent's namespace by
+ * and, for a namespaced parent, a {@code v2} customize hook. Cluster-scoped resources are read whole. What a {@code v1}
+ * sync or finalize request of a namespaced parent then shows is narrowed to the parent's namespace by
  * {@link #visibleTo}, whatever the customize hook read.
  *
  * @param resource the related resource
