@@ -1,10 +1,8 @@
 package dev.metareactor.http;
 
 import dev.metareactor.http.HookCallException.Reason;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.Gauge;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.BaseUnits;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -51,15 +49,9 @@ final class AnswerMemory {
    * {@code metareactor_hook_answers_refused_total} (answers failed for want of budget).
    */
   void bindTo(MeterRegistry meters) {
-    Gauge.builder("metareactor.hook.answers", held, AtomicLong::get).baseUnit(BaseUnits.BYTES)
-        .description("Estimated heap taken by hook answers in flight (bodies being read, parsed trees in use)")
-        .register(meters);
-    Gauge.builder("metareactor.hook.answers.limit", this, AnswerMemory::limit).baseUnit(BaseUnits.BYTES)
-        .description("The budget of hook answers in flight, beyond the first 256 KiB of each")
-        .register(meters);
-    FunctionCounter.builder("metareactor.hook.answers.refused", refused, LongAdder::sum)
-        .description("Hook answers failed because the budget of answers in flight could not hold them")
-        .register(meters);
+    MetricCatalogue.HOOK_ANSWERS.gauge(held, AtomicLong::get).register(meters);
+    MetricCatalogue.HOOK_ANSWERS_LIMIT.gauge(this, AnswerMemory::limit).register(meters);
+    MetricCatalogue.HOOK_ANSWERS_REFUSED.functionCounter(refused, LongAdder::sum).register(meters);
   }
 
   /** What a new answer will take; close it when the answer is gone. */

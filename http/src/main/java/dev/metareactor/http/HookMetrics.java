@@ -1,7 +1,7 @@
 package dev.metareactor.http;
 
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The meters of one hook (identity + redacted URL), named as Metacontroller's so dashboards carry over. With the
- * Prometheus registry they read, for hook type {@code sync}:
+ * The meters of one hook (identity + redacted URL), named as Metacontroller's so dashboards carry over: the
+ * {@code HOOK_*} metrics of {@link MetricCatalogue}. With the Prometheus registry they read, for hook type
+ * {@code sync}:
  *
  * <ul>
  *   <li>{@code metacontroller_sync_requests_total{code, method, url, controller_name, controller_type}} — every HTTP
@@ -41,7 +42,7 @@ final class HookMetrics {
   private static final String METHOD = "post";
 
   private final MeterRegistry registry;
-  private final String prefix;
+  private final String hookType;
   private final Tags hookTags;
   private final Map<Integer, Counter> requestsByCode = new ConcurrentHashMap<>();
   private final Timer duration;
@@ -56,20 +57,17 @@ final class HookMetrics {
    */
   HookMetrics(MeterRegistry registry, HookIdentity identity, String url) {
     this.registry = registry;
-    this.prefix = "metacontroller." + identity.hookType() + ".";
+    this.hookType = identity.hookType();
     this.hookTags = Tags.of("url", url, "controller_name", identity.controllerName(),
         "controller_type", identity.controllerType());
-    this.duration = Timer.builder(prefix + "request.duration.histogram")
-        .description("A histogram of request latencies.")
+    this.duration = MetricCatalogue.HOOK_REQUEST_DURATION.forHook(hookType).timer()
         .tags(hookTags).tag("method", METHOD)
         .serviceLevelObjectives(BUCKETS)
         .register(registry);
-    Gauge.builder(prefix + "in.flight.requests", inFlight, AtomicInteger::get)
-        .description("A gauge of in-flight requests.")
+    MetricCatalogue.HOOK_IN_FLIGHT_REQUESTS.forHook(hookType).gauge(inFlight, AtomicInteger::get)
         .tags(hookTags)
         .register(registry);
-    this.retries = Counter.builder(prefix + "retries")
-        .description("Requests sent again after a transient failure.")
+    this.retries = MetricCatalogue.HOOK_RETRIES.forHook(hookType).counter()
         .tags(hookTags)
         .register(registry);
     this.etagHits = etagCounter("hit");
@@ -105,15 +103,13 @@ final class HookMetrics {
   }
 
   private Counter requestCounter(int code) {
-    return Counter.builder(prefix + "requests")
-        .description("A counter for requests from the wrapped client.")
+    return MetricCatalogue.HOOK_REQUESTS.forHook(hookType).counter()
         .tags(hookTags).tag("code", Integer.toString(code)).tag("method", METHOD)
         .register(registry);
   }
 
   private Counter etagCounter(String result) {
-    return Counter.builder(prefix + "etag.cache.lookups")
-        .description("ETag cache lookups: hit when the hook answered 304/412 and the cached body was used.")
+    return MetricCatalogue.HOOK_ETAG_CACHE_LOOKUPS.forHook(hookType).counter()
         .tags(hookTags).tag("result", result)
         .register(registry);
   }

@@ -30,6 +30,7 @@ import dev.metareactor.engine.shard.ShardedController;
 import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.http.AnswerScope;
 import dev.metareactor.http.HookIdentity;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Gauge;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -470,9 +471,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         wired.keysOf(object -> shardMover.destination(object) != null).forEach(this::enqueue);
       }
     }));
-    Gauge gauge = Gauge.builder("metareactor.shard.parents", wired, ObjectSync::responsibleCount)
-        .tag("controller", name).tag("kind", kind).description("Parents (or targets) in this replica's share")
-        .register(context.meters());
+    Gauge gauge = MetricCatalogue.SHARD_PARENTS.gauge(wired, ObjectSync::responsibleCount)
+        .tag("controller", name).tag("kind", kind).register(context.meters());
     subscriptions.add(() -> context.meters().remove(gauge));
   }
 

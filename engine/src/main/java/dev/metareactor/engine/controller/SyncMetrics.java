@@ -1,8 +1,8 @@
 package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -30,9 +30,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * it. {@link #close} removes them all when the controller stops.
  */
 final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounter {
-
-  /** The conflict counter's name (Prometheus: {@code metareactor_child_conflicts_total}). */
-  static final String CHILD_CONFLICTS = "metareactor.child.conflicts";
 
   /** How a sync ended, as controller-runtime's {@code result} label says it. */
   enum Result {
@@ -65,17 +62,14 @@ final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounte
     this.registry = registry;
     this.tags = Tags.of("controller", controller);
     for (Result result : Result.values()) {
-      results.put(result, keep(Counter.builder("controller_runtime.reconcile").tags(tags)
-          .tag("result", result.label).description("Syncs, by how they ended").register(registry)));
+      results.put(result, keep(MetricCatalogue.RECONCILE.counter().tags(tags)
+          .tag("result", result.label).register(registry)));
     }
-    this.errors = keep(Counter.builder("controller_runtime.reconcile.errors").tags(tags)
-        .description("Syncs that failed").register(registry));
-    this.time = keep(Timer.builder("controller_runtime.reconcile.time").tags(tags)
-        .serviceLevelObjectives(BUCKETS).description("How long a sync took").register(registry));
-    keep(Gauge.builder("controller_runtime.active.workers", active, AtomicInteger::get).tags(tags)
-        .description("Syncs running now").register(registry));
-    keep(Gauge.builder("controller_runtime.max.concurrent.reconciles", () -> workers).tags(tags)
-        .description("The controller's workers").register(registry));
+    this.errors = keep(MetricCatalogue.RECONCILE_ERRORS.counter().tags(tags).register(registry));
+    this.time = keep(MetricCatalogue.RECONCILE_TIME.timer().tags(tags)
+        .serviceLevelObjectives(BUCKETS).register(registry));
+    keep(MetricCatalogue.ACTIVE_WORKERS.gauge(active, AtomicInteger::get).tags(tags).register(registry));
+    keep(MetricCatalogue.MAX_CONCURRENT_RECONCILES.gauge(() -> workers).tags(tags).register(registry));
   }
 
   private <M extends Meter> M keep(M meter) {
@@ -101,11 +95,11 @@ final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounte
 
   @Override
   public void counted(ApiResource resource, ChildrenManager.Holder holder) {
-    conflicts.computeIfAbsent(new ConflictKey(resource, holder), key -> Counter.builder(CHILD_CONFLICTS).tags(tags)
+    conflicts.computeIfAbsent(new ConflictKey(resource, holder), key -> MetricCatalogue.CHILD_CONFLICTS.counter()
+        .tags(tags)
         .tag("resource", resource.group().isEmpty() ? resource.resource()
             : resource.resource() + "." + resource.group())
         .tag("holder", holder.tag())
-        .description("Desired children whose name an object holds that the parent does not observe")
         .register(registry)).increment();
   }
 
@@ -113,6 +107,6 @@ final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounte
   public void close() {
     meters.forEach(registry::remove);
     conflicts.values().forEach(registry::remove);
-    registry.find("controller_runtime.reconcile.time.histogram").tags(tags).meters().forEach(registry::remove);
+    registry.find(MetricCatalogue.RECONCILE_TIME.name() + ".histogram").tags(tags).meters().forEach(registry::remove);
   }
 }

@@ -3,8 +3,7 @@ package dev.metareactor.engine.informer;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeObject;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.Gauge;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -192,12 +191,10 @@ public final class SharedInformers implements Informers, AutoCloseable {
         "content", target.content().name().toLowerCase(Locale.ROOT), "selector", target.labelSelector(),
         "namespace", target.namespace());
     return List.of(
-        Gauge.builder("metareactor.informer.objects", informer, Informer::size).tags(tags)
-            .description("Objects in the informer's cache").register(meters),
-        FunctionCounter.builder("metareactor.informer.expired.watches", informer, Informer::expired).tags(tags)
-            .description("Watches the API server ended with 410 Gone, each followed by a relist").register(meters),
-        FunctionCounter.builder("metareactor.informer.silent.watches", informer, Informer::silent).tags(tags)
-            .description("Watches given up after 3 minutes without an event or bookmark, each watched again")
+        MetricCatalogue.INFORMER_OBJECTS.gauge(informer, Informer::size).tags(tags).register(meters),
+        MetricCatalogue.INFORMER_EXPIRED_WATCHES.functionCounter(informer, Informer::expired).tags(tags)
+            .register(meters),
+        MetricCatalogue.INFORMER_SILENT_WATCHES.functionCounter(informer, Informer::silent).tags(tags)
             .register(meters));
   }
 

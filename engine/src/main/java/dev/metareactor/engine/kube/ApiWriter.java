@@ -3,6 +3,7 @@ package dev.metareactor.engine.kube;
 import dev.metareactor.apply.GoJson;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.ratelimit.TokenBucket;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URLEncoder;
@@ -35,9 +36,6 @@ import tools.jackson.databind.node.ObjectNode;
  * sees the answer unless the last attempt gets it too.
  */
 public final class ApiWriter implements ObjectApi {
-
-  /** The request counter's name (Prometheus: {@code metareactor_api_requests_total}). */
-  public static final String REQUESTS_METRIC = "metareactor.api.requests";
 
   /** How many times a request answered with {@code Retry-After} is sent again (client-go's default). */
   static final int MAX_RETRIES = 10;
@@ -285,8 +283,7 @@ public final class ApiWriter implements ObjectApi {
   }
 
   private Counter counter(String verb, ApiResource resource, String code) {
-    return counters.computeIfAbsent(new CounterKey(verb, resource, code), key -> Counter.builder(REQUESTS_METRIC)
-        .description("Kubernetes API requests made by the engine (informer lists and watches excluded)")
+    return counters.computeIfAbsent(new CounterKey(verb, resource, code), key -> MetricCatalogue.API_REQUESTS.counter()
         .tag("verb", verb)
         .tag("resource", resource.group().isEmpty() ? resource.resource()
             : resource.resource() + "." + resource.group())

@@ -1,5 +1,7 @@
 package dev.metareactor.engine.queue;
 
+import dev.metareactor.http.metrics.Metric;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -10,7 +12,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The queue's meters, named so that a Prometheus registry exposes client-go's workqueue metrics:
@@ -40,23 +41,18 @@ final class WorkQueueMetrics {
   WorkQueueMetrics(MeterRegistry registry, WorkQueueOptions options, KeyedWorkQueue<?> queue) {
     this.registry = registry;
     this.tags = Tags.of("name", options.name(), "controller", options.controller());
-    this.adds = Counter.builder("workqueue.adds")
-        .description("Keys added to the work queue; adding a key that is already waiting is not counted")
+    this.adds = MetricCatalogue.WORKQUEUE_ADDS.counter()
         .tags(tags)
         .register(registry);
-    this.retries = Counter.builder("workqueue.retries")
-        .description("Delayed adds to the work queue: retries of failed runs, retry-after and resync-after")
+    this.retries = MetricCatalogue.WORKQUEUE_RETRIES.counter()
         .tags(tags)
         .register(registry);
-    this.queueDuration = timer("workqueue.queue.duration",
-        "How long a key waited from its add until a worker took it");
-    this.workDuration = timer("workqueue.work.duration", "How long one run of a key took");
+    this.queueDuration = timer(MetricCatalogue.WORKQUEUE_QUEUE_DURATION);
+    this.workDuration = timer(MetricCatalogue.WORKQUEUE_WORK_DURATION);
     this.gauges = List.of(
-        gauge("workqueue.depth", null, queue, KeyedWorkQueue::depth, "Keys waiting to run"),
-        gauge("workqueue.unfinished.work", "seconds", queue, KeyedWorkQueue::unfinishedWorkSeconds,
-            "Sum of how long the runs in progress have been running"),
-        gauge("workqueue.longest.running.processor", "seconds", queue, KeyedWorkQueue::longestRunningSeconds,
-            "How long the longest run in progress has been running"));
+        gauge(MetricCatalogue.WORKQUEUE_DEPTH, queue, KeyedWorkQueue::depth),
+        gauge(MetricCatalogue.WORKQUEUE_UNFINISHED_WORK, queue, KeyedWorkQueue::unfinishedWorkSeconds),
+        gauge(MetricCatalogue.WORKQUEUE_LONGEST_RUNNING_PROCESSOR, queue, KeyedWorkQueue::longestRunningSeconds));
   }
 
   void queued(long nanos) {
@@ -88,24 +84,20 @@ final class WorkQueueMetrics {
     }
   }
 
-  private Timer timer(String name, String description) {
-    return Timer.builder(name)
-        .description(description)
+  private Timer timer(Metric metric) {
+    return metric.timer()
         .tags(tags)
         .serviceLevelObjectives(BUCKETS)
         .register(registry);
   }
 
-  private Gauge gauge(String name, @Nullable String baseUnit, KeyedWorkQueue<?> queue,
-      ToDoubleFunction<KeyedWorkQueue<?>> value, String description) {
-    Gauge previous = registry.find(name).tags(tags).gauge();
+  private Gauge gauge(Metric metric, KeyedWorkQueue<?> queue, ToDoubleFunction<KeyedWorkQueue<?>> value) {
+    Gauge previous = registry.find(metric.name()).tags(tags).gauge();
     if (previous != null) {
       registry.remove(previous);
     }
-    return Gauge.builder(name, queue, value)
-        .description(description)
+    return metric.gauge(queue, value)
         .tags(tags)
-        .baseUnit(baseUnit)
         .register(registry);
   }
 

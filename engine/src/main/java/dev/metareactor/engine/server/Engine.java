@@ -30,7 +30,7 @@ import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
 import dev.metareactor.http.ManagementServer;
-import io.micrometer.core.instrument.Gauge;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -240,8 +240,7 @@ public final class Engine implements AutoCloseable {
       }
     });
     Disposable ticks = Flux.interval(Duration.ofSeconds(1), scheduling.work()).subscribe(tick -> membership.tick());
-    Gauge.builder("metareactor.shard.live", membership, live -> live.live().size())
-        .description("Live shards as this replica sees them").register(meters);
+    MetricCatalogue.SHARD_LIVE.gauge(membership, live -> live.live().size()).register(meters);
     resources.push(() -> {
       ticks.dispose();
       events.dispose();

@@ -8,6 +8,7 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.OwnerRef;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -208,13 +209,10 @@ public final class ShardAssigner implements AutoCloseable {
 
     Running(ShardedController controller) {
       this.controller = controller;
-      this.assigned = Counter.builder("metareactor.shard.assignments").tag("controller", controller.name())
-          .tag("kind", controller.kind())
-          .description("Unassigned parents the sharder gave to a shard").register(meters);
-      this.takenOver = Counter.builder("metareactor.shard.takeovers").tag("controller", controller.name())
-          .tag("kind", controller.kind())
-          .description("Parents and owned objects the sharder moved off shards that were not live")
-          .register(meters);
+      this.assigned = MetricCatalogue.SHARD_ASSIGNMENTS.counter().tag("controller", controller.name())
+          .tag("kind", controller.kind()).register(meters);
+      this.takenOver = MetricCatalogue.SHARD_TAKEOVERS.counter().tag("controller", controller.name())
+          .tag("kind", controller.kind()).register(meters);
     }
 
     synchronized void requestPass(boolean withUnassigned) {

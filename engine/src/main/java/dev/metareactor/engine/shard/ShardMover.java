@@ -8,6 +8,7 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -80,10 +81,9 @@ public final class ShardMover {
     this.ownerLabel = Objects.requireNonNull(ownerLabel, "ownerLabel");
     this.owned = List.copyOf(owned);
     this.handover = new Handover(ownerLabel, owned, nanoTime);
-    this.moves = Counter.builder("metareactor.shard.moves").tag("controller", controller).tag("kind", kind)
-        .description("Parents this replica handed to another shard").register(meters);
-    this.handovers = Timer.builder("metareactor.shard.handover").tag("controller", controller).tag("kind", kind)
-        .description("From the membership change that moved a parent to its label written by its former owner")
+    this.moves = MetricCatalogue.SHARD_MOVES.counter().tag("controller", controller).tag("kind", kind)
+        .register(meters);
+    this.handovers = MetricCatalogue.SHARD_HANDOVER.timer().tag("controller", controller).tag("kind", kind)
         .publishPercentileHistogram(false)
         .serviceLevelObjectives(Duration.ofMillis(100), Duration.ofMillis(500), Duration.ofSeconds(1),
             Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(60))

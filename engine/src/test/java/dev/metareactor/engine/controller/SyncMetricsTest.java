@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -51,9 +52,9 @@ class SyncMetricsTest {
     metrics.counted(configMaps, ChildrenManager.Holder.NONE);
     metrics.counted(widgets, ChildrenManager.Holder.THIS_PARENT);
 
-    assertThat(registry.get(SyncMetrics.CHILD_CONFLICTS).tag("controller", "web").tag("resource", "configmaps")
-        .tag("holder", "none").counter().count()).isEqualTo(2);
-    assertThat(registry.get(SyncMetrics.CHILD_CONFLICTS).tag("resource", "widgets.example.com")
+    assertThat(registry.get(MetricCatalogue.CHILD_CONFLICTS.name()).tag("controller", "web")
+        .tag("resource", "configmaps").tag("holder", "none").counter().count()).isEqualTo(2);
+    assertThat(registry.get(MetricCatalogue.CHILD_CONFLICTS.name()).tag("resource", "widgets.example.com")
         .tag("holder", "this-parent").counter().count()).isEqualTo(1);
     metrics.close();
     assertThat(registry.getMeters()).isEmpty();

@@ -3,8 +3,8 @@ package dev.metareactor.engine.it;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.cli.EngineCommand;
-import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.server.Engine;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import dev.metareactor.testing.k8s.LocalCluster;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -175,7 +175,7 @@ public final class EngineUnderTest implements AutoCloseable {
 
   /** API requests whose counter matches (by its verb, resource and code tags). */
   public double apiRequests(Predicate<Counter> which) {
-    return engine.meters().find(ApiWriter.REQUESTS_METRIC).counters().stream().filter(which)
+    return engine.meters().find(MetricCatalogue.API_REQUESTS.name()).counters().stream().filter(which)
         .mapToDouble(Counter::count).sum();
   }
 

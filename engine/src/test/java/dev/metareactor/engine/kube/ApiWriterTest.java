@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.config.RateLimit;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -134,9 +135,9 @@ class ApiWriterTest {
       assertThat(server.patches).hasValue(3);
       assertThat(Duration.ofNanos(System.nanoTime() - start)).as("Retry-After: 1 honoured")
           .isGreaterThanOrEqualTo(Duration.ofSeconds(1));
-      assertThat(meters.get(ApiWriter.REQUESTS_METRIC).tag("code", "503").counter().count()).isEqualTo(1);
-      assertThat(meters.get(ApiWriter.REQUESTS_METRIC).tag("code", "429").counter().count()).isEqualTo(1);
-      assertThat(meters.get(ApiWriter.REQUESTS_METRIC).tag("code", "2xx").counter().count()).isEqualTo(1);
+      assertThat(meters.get(MetricCatalogue.API_REQUESTS.name()).tag("code", "503").counter().count()).isEqualTo(1);
+      assertThat(meters.get(MetricCatalogue.API_REQUESTS.name()).tag("code", "429").counter().count()).isEqualTo(1);
+      assertThat(meters.get(MetricCatalogue.API_REQUESTS.name()).tag("code", "2xx").counter().count()).isEqualTo(1);
     }
   }
 

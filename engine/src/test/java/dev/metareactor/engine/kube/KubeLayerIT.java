@@ -9,6 +9,7 @@ import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.informer.SharedInformers;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -172,13 +173,14 @@ class KubeLayerIT {
     writer.delete(CONFIG_MAPS, cluster.namespace(), "w", created.uid()).block();
     await().atMost(Duration.ofSeconds(30)).until(() -> client.configMaps().withName("w").get() == null);
 
-    assertThat(registry.get(ApiWriter.REQUESTS_METRIC).tags("verb", "create", "resource", "configmaps", "code", "2xx")
+    String requests = MetricCatalogue.API_REQUESTS.name();
+    assertThat(registry.get(requests).tags("verb", "create", "resource", "configmaps", "code", "2xx")
         .counter().count()).isEqualTo(1);
-    assertThat(registry.get(ApiWriter.REQUESTS_METRIC).tags("verb", "create", "code", "409").counter().count())
+    assertThat(registry.get(requests).tags("verb", "create", "code", "409").counter().count())
         .isEqualTo(1);
-    assertThat(registry.get(ApiWriter.REQUESTS_METRIC).tags("verb", "delete", "code", "409").counter().count())
+    assertThat(registry.get(requests).tags("verb", "delete", "code", "409").counter().count())
         .isEqualTo(1);
-    assertThat(registry.get(ApiWriter.REQUESTS_METRIC).tags("verb", "delete", "code", "2xx").counter().count())
+    assertThat(registry.get(requests).tags("verb", "delete", "code", "2xx").counter().count())
         .isEqualTo(1);
   }
 

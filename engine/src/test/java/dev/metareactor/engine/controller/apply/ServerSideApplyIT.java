@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
-import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.http.HookServer;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -289,7 +289,8 @@ class ServerSideApplyIT {
   }
 
   private String childCounters() {
-    return engine.engine().meters().find(ApiWriter.REQUESTS_METRIC).counters().stream().filter(this::aboutChildren)
+    return engine.engine().meters().find(MetricCatalogue.API_REQUESTS.name()).counters().stream()
+        .filter(this::aboutChildren)
         .map(counter -> counter.getId().getTag("verb") + " " + counter.getId().getTag("resource") + " "
             + counter.getId().getTag("code") + ": " + counter.count())
         .toList().toString();
