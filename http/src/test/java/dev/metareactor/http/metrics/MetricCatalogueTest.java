@@ -7,18 +7,69 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link MetricCatalogue}: each metric Metareactor registers exports, on the engine's Prometheus registry, the name,
- * type, labels and help the catalogue declares.
+ * {@link MetricCatalogue} against what shows it and what uses it: {@code docs/metrics.md} documents every declared
+ * metric with its type, labels and help, and nothing else; the Grafana dashboard queries only declared metrics; and
+ * each metric Metareactor registers exports, on the engine's Prometheus registry, the name, type, labels and help the
+ * page shows. ({@code GrafanaDashboardIT} holds a running engine's {@code /metrics} to the catalogue.)
  */
 class MetricCatalogueTest {
+
+  private static final Path ROOT = Path.of("..");
+  /** A row of the page's tables: | `name` | type | `label`, `label` (or —) | help |. */
+  private static final Pattern ROW = Pattern.compile("^\\| `([^`]+)` \\| ([a-z]+) \\| ([^|]+) \\| ([^|]+) \\|$");
+
+  @Test
+  void thePageDocumentsEveryMetricWithItsTypeLabelsAndHelpAndNoOther() throws IOException {
+    Map<String, String> documented = new TreeMap<>();
+    for (String line : Files.readAllLines(ROOT.resolve("docs/metrics.md"))) {
+      Matcher row = ROW.matcher(line);
+      if (row.matches()) {
+        String previous = documented.put(row.group(1), row.group(2) + " | " + row.group(3) + " | " + row.group(4));
+        assertThat(previous).as("%s documented twice", row.group(1)).isNull();
+      }
+    }
+    Map<String, String> declared = new TreeMap<>();
+    for (Metric metric : MetricCatalogue.all()) {
+      String labels = metric.labels().isEmpty() ? "—"
+          : metric.labels().stream().map(label -> "`" + label + "`").collect(Collectors.joining(", "));
+      declared.put(metric.prometheusName(), metric.type().prometheus() + " | " + labels + " | " + metric.help());
+    }
+    List<String> problems = new ArrayList<>();
+    declared.forEach((name, row) -> {
+      String page = documented.get(name);
+      if (page == null) {
+        problems.add(name + " is declared but not documented: " + row);
+      } else if (!page.equals(row)) {
+        problems.add(name + " is documented as \"" + page + "\", declared as \"" + row + "\"");
+      }
+    });
+    documented.keySet().stream().filter(name -> !declared.containsKey(name))
+        .forEach(name -> problems.add(name + " is documented but not declared"));
+    assertThat(problems).as("docs/metrics.md against MetricCatalogue (type | labels | help)").isEmpty();
+  }
+
+  @Test
+  void theDashboardQueriesOnlyDeclaredMetrics() throws IOException {
+    Set<String> queried = DashboardQueries.series(ROOT.resolve("manifests/grafana/metareactor-dashboard.json"));
+    assertThat(queried).as("the dashboard's series not in MetricCatalogue")
+        .filteredOn(series -> CatalogueCheck.declaringSeries(series).isEmpty()).isEmpty();
+  }
 
   @Test
   void eachMetricMetareactorRegistersExportsAsDeclared() {
