@@ -20,6 +20,13 @@
  *   {@link dev.metareactor.engine.controller.DeleteGuard} (a sync answer that would delete owned objects by mistake:
  *   the {@code MissingChildren} Warning, or refused under {@code metareactor.dev/delete-guard}),
  *   {@link dev.metareactor.engine.controller.Finalizers}.</li>
+ *   <li>{@link dev.metareactor.engine.controller.StatusWriter}: the one status write of every kind, a JSON Patch
+ *   guarded by the object's UID ({@code test /metadata/uid}, {@code add /status}), sent only when the status differs
+ *   from the cached one and from the last one written. Its rule for a refusal is every kind's: <b>404</b> the object
+ *   is gone, nothing more is written to it; <b>409</b> passes as it is, the sync runs again without an Event;
+ *   <b>422</b> one read decides: gone or replaced by a namesake (the UID test failed) is as a 404, the same object
+ *   means the API server refuses the status itself, bad input reported as a {@code SyncError}; anything else fails
+ *   the write. A kind builds the status; it never writes one itself.</li>
  *   <li>With {@code --sharding}, {@code AbstractHostedController} takes the synced and owned informers of this
  *   replica's share ({@code acquireSynced}, {@code acquireOwned}) and moves a parent another shard owns instead of
  *   syncing it ({@link dev.metareactor.engine.controller.ObjectSync.Placement}, {@code shard/ShardMover}).</li>
@@ -50,7 +57,8 @@
  *   dev.metareactor.engine.controller.SyncedResource#controllerOf}, or an index; never a scan.</li>
  *   <li>Its part of the sync: an {@link dev.metareactor.engine.controller.ObjectSync.Kind} (its synced resources, the
  *   key of an object, and a {@link dev.metareactor.engine.controller.ObjectSync.Plan} per sync: the owned objects the
- *   hook sees, the answer checked whole, its own writes) and its {@link
+ *   hook sees, the answer checked whole, its own writes: a status through the controller's {@code StatusWriter}) and
+ *   its {@link
  *   dev.metareactor.engine.controller.ObjectSync.Shape} (the request's and answer's field names).</li>
  *   <li>Its hosted controller: extends {@link dev.metareactor.engine.controller.AbstractHostedController} with its
  *   spec, lists its resources, and in {@code wire()} acquires informers ({@code acquire}, {@code childTypes}),

@@ -24,7 +24,9 @@ import tools.jackson.databind.node.ObjectNode;
  * which requests a sync made — none, in a steady state. Creates get
  * a UID and a resourceVersion, and are refused with 409 when an object of the name is kept (as the API server
  * refuses them); updates keep the UID; patches are recorded (with their bodies) and answered with the object as kept,
- * not applied. A missing object answers 404 (a test puts existing ones in with {@link #holding}).
+ * not applied, but a JSON Patch's {@code test} operations are checked against it (422 when one fails, as the API
+ * server answers). A missing object answers 404 (a test puts existing ones in with {@link #holding}); a test makes
+ * the next request of a verb fail with {@link #refusingNext}.
  */
 public final class RecordingApi implements ObjectApi {
 
@@ -40,6 +42,8 @@ public final class RecordingApi implements ObjectApi {
   }
 
   private final List<Action> actions = new ArrayList<>();
+  /** By verb, the failure the next request of that verb answers with. */
+  private final Map<String, ApiException> refusals = new ConcurrentHashMap<>();
   private final Map<String, ObjectNode> objects = new ConcurrentHashMap<>();
   private final AtomicLong versions = new AtomicLong(1000);
 
@@ -57,6 +61,21 @@ public final class RecordingApi implements ObjectApi {
     KubeObject described = KubeObject.of(object);
     objects.put(key(resource, described.namespace(), described.name()), object.deepCopy());
     return this;
+  }
+
+  /**
+   * Answers the next request of {@code verb} ({@code patch-status}, {@code get}...) with {@code code}, after recording
+   * it (as the API server refuses a request it received).
+   */
+  public RecordingApi refusingNext(String verb, int code, String reason) {
+    refusals.put(verb, new ApiException(code, reason, verb + " refused: " + code + " " + reason, Duration.ZERO));
+    return this;
+  }
+
+  /** The refusal set for {@code verb}, if any, taken (it answers one request). */
+  private <T> Optional<Mono<T>> refused(String verb) {
+    ApiException refusal = refusals.remove(verb);
+    return refusal == null ? Optional.empty() : Optional.of(Mono.error(refusal));
   }
 
   /** The requests made so far, in order. */
@@ -100,6 +119,10 @@ public final class RecordingApi implements ObjectApi {
 
   private Mono<KubeObject> nowGet(ApiResource resource, String namespace, String name) {
     record("get", resource, namespace, name, null);
+    Optional<Mono<KubeObject>> refused = refused("get");
+    if (refused.isPresent()) {
+      return refused.get();
+    }
     ObjectNode object = objects.get(key(resource, namespace, name));
     return object == null ? notFound(name).map(Written::object) : Mono.just(KubeObject.of(object));
   }
@@ -198,7 +221,7 @@ public final class RecordingApi implements ObjectApi {
 
   private Mono<Written> nowPatch(ApiResource resource, String namespace, String name, PatchType type, JsonNode body) {
     record("patch", resource, namespace, name, GoJson.marshal(body));
-    return kept(resource, namespace, name);
+    return this.<Written>refused("patch").orElseGet(() -> kept(resource, namespace, name, type, body));
   }
 
   @Override
@@ -210,12 +233,26 @@ public final class RecordingApi implements ObjectApi {
   private Mono<Written> nowPatchStatus(ApiResource resource, String namespace, String name, PatchType type,
       JsonNode body) {
     record("patch-status", resource, namespace, name, GoJson.marshal(body));
-    return kept(resource, namespace, name);
+    return this.<Written>refused("patch-status").orElseGet(() -> kept(resource, namespace, name, type, body));
   }
 
-  private Mono<Written> kept(ApiResource resource, String namespace, String name) {
+  /** The object as kept, unless it is missing (404) or a JSON Patch's {@code test} fails on it (422). */
+  private Mono<Written> kept(ApiResource resource, String namespace, String name, PatchType type, JsonNode body) {
     ObjectNode object = objects.get(key(resource, namespace, name));
-    return object == null ? notFound(name) : Mono.just(new Written(KubeJson.bytes(object)));
+    if (object == null) {
+      return notFound(name);
+    }
+    if (type == PatchType.JSON) {
+      for (JsonNode operation : body) {
+        if (operation.path("op").asString("").equals("test")
+            && !operation.path("value").equals(object.at(operation.path("path").asString("")))) {
+          return Mono.error(new ApiException(422, "Invalid", "the server rejected our request due to an error in our "
+              + "request: testing value " + operation.path("path").asString() + " failed: test failed",
+              Duration.ZERO));
+        }
+      }
+    }
+    return Mono.just(new Written(KubeJson.bytes(object)));
   }
 
   @Override

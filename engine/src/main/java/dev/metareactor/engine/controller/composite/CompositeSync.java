@@ -8,13 +8,12 @@ import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.DesiredObjects;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.StatusWriter;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
-import dev.metareactor.engine.controller.WrittenStatus;
 import dev.metareactor.engine.controller.rolling.RollingUpdate;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
-import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.selector.LabelSelector;
@@ -27,7 +26,6 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -44,8 +42,8 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>with a rolling child rule, the rollout across ControllerRevisions ({@link RollingUpdate}): one hook call
  *       per live revision, one child moved at a time (a parent being deleted gets one call, without revisions);
  *       </li>
- *   <li>its own write: the status (the hook's, plus {@code observedGeneration}) replaces the parent's, written only
- *       when it differs from the cached one.</li>
+ *   <li>its own write: the status (the hook's, plus {@code observedGeneration}) replaces the parent's
+ *       ({@link StatusWriter}).</li>
  * </ul>
  */
 final class CompositeSync implements ObjectSync.Kind<ParentKey> {
@@ -59,9 +57,8 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
   private final SyncedResource parents;
   private final List<ChildType> childTypes;
   private final ChildClaimer claimer;
-  private final ObjectApi api;
   private final DesiredObjects desiredObjects;
-  private final WrittenStatus writtenStatus = new WrittenStatus();
+  private final StatusWriter statusWriter;
   private final @Nullable RollingUpdate rolling;
 
   /** @param rolling the rollout across ControllerRevisions, {@code null} when no child rule rolls */
@@ -72,7 +69,7 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
     this.parents = Objects.requireNonNull(parents, "parents");
     this.childTypes = List.copyOf(childTypes);
     this.claimer = Objects.requireNonNull(claimer, "claimer");
-    this.api = Objects.requireNonNull(api, "api");
+    this.statusWriter = new StatusWriter(api);
     this.desiredObjects = new DesiredObjects("children", "parent",
         "spec.childResources of " + CompositeController.KIND + " " + spec.name());
   }
@@ -151,30 +148,10 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
     return result;
   }
 
-  /**
-   * Replaces the parent's status when it differs from the cached one; completes with whether the parent is still
-   * there (not gone, not re-created under its name).
-   */
+  /** The hook's status, plus {@code observedGeneration}, replaces the parent's ({@link StatusWriter}). */
   private Mono<Boolean> updateStatus(SyncedObject synced, ObjectNode parentJson, @Nullable ObjectNode hookStatus) {
-    KubeObject parent = synced.object();
     ObjectNode status = hookStatus == null ? NODES.objectNode() : hookStatus.deepCopy();
-    status.put("observedGeneration", parent.generation());
-    if (!writtenStatus.needsWriting(parent, parentJson.get("status"), status)) {
-      return Mono.just(true);
-    }
-    // Replaces the whole status, as upstream's read-and-update does, in one request: the test of the UID keeps it
-    // to this very parent (a re-created namesake answers 422), and without a resourceVersion precondition a spec
-    // edit that lands meanwhile does not turn the write into a conflict and a second sync (that edit brings its
-    // own sync, which writes the status of the newer generation).
-    ArrayNode patch = NODES.arrayNode();
-    patch.addObject().put("op", "test").put("path", "/metadata/uid").put("value", parent.uid());
-    patch.addObject().put("op", "add").put("path", "/status").set("value", status);
-    Mono<ObjectApi.Written> write = synced.resource().hasStatusSubresource()
-        ? api.patchStatus(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch)
-        : api.patch(synced.resource(), parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch);
-    return write.doOnNext(done -> writtenStatus.wrote(parent, status)).thenReturn(true)
-        .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.just(false))
-        .onErrorMap(e -> ApiException.codeOf(e) != 409,
-            e -> new IllegalStateException("can't update status: " + e.getMessage(), e));
+    status.put("observedGeneration", synced.object().generation());
+    return statusWriter.write(synced.resource(), synced.object(), parentJson.get("status"), status);
   }
 }

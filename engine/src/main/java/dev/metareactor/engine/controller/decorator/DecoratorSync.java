@@ -5,9 +5,9 @@ import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.DesiredObjects;
 import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.StatusWriter;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
-import dev.metareactor.engine.controller.WrittenStatus;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
@@ -26,7 +26,6 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -38,8 +37,8 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>the answer checked whole: {@code labels} and {@code annotations} strings or {@code null}, attachments of
  *       declared types, in the target's namespace when it is namespaced, with a namespace when it is not (each
  *       marked with the annotation);</li>
- *   <li>its own writes: the target's labels and annotations merged key by key ({@code null} removes one) and its
- *       status replaced ({@code null} leaves it), each written only when it differs.</li>
+ *   <li>its own writes: the target's labels and annotations merged key by key ({@code null} removes one), written
+ *       only when they differ, and its status replaced ({@link StatusWriter}; {@code null} leaves it).</li>
  * </ul>
  */
 final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
@@ -56,7 +55,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   private final List<ChildType> attachmentTypes;
   private final ObjectApi api;
   private final DesiredObjects desiredObjects;
-  private final WrittenStatus writtenStatus = new WrittenStatus();
+  private final StatusWriter statusWriter;
 
   DecoratorSync(DecoratorControllerSpec spec, List<TargetType> targets, List<ChildType> attachmentTypes,
       ObjectApi api) {
@@ -65,6 +64,7 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
     targets.forEach(type -> this.targets.put(type.resource(), type));
     this.attachmentTypes = List.copyOf(attachmentTypes);
     this.api = Objects.requireNonNull(api, "api");
+    this.statusWriter = new StatusWriter(api);
     this.desiredObjects = new DesiredObjects("attachments", "target",
         "spec.attachments of DecoratorController " + spec.name());
   }
@@ -163,8 +163,12 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
       return Mono.just(true);
     }
     // No resourceVersion: the patch only touches these keys, so a concurrent change elsewhere cannot conflict.
-    return written(api.mergePatch(synced.resource(), target.namespace(), target.name(),
-        KubeJson.mapper().valueToTree(Map.of("metadata", metadata))), "labels and annotations");
+    return api.mergePatch(synced.resource(), target.namespace(), target.name(),
+            KubeJson.mapper().valueToTree(Map.of("metadata", metadata)))
+        .thenReturn(true)
+        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.just(false))
+        .onErrorMap(e -> ApiException.codeOf(e) != 409,
+            e -> new IllegalStateException("can't update labels and annotations: " + e.getMessage(), e));
   }
 
   private static Optional<Map<String, String>> changes(Map<String, String> current, Map<String, String> wanted) {
@@ -178,25 +182,9 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
     return change.isEmpty() ? Optional.empty() : Optional.of(change);
   }
 
-  /** The hook's status replaces the target's, when it gave one and it differs (no observedGeneration here). */
+  /** The hook's status replaces the target's ({@link StatusWriter}); {@code null} leaves it, no observedGeneration. */
   private Mono<Boolean> updateStatus(SyncedObject synced, ObjectNode targetJson, @Nullable ObjectNode status) {
-    KubeObject target = synced.object();
-    if (status == null || !writtenStatus.needsWriting(target, targetJson.get("status"), status)) {
-      return Mono.just(true);
-    }
-    ArrayNode operations = KubeJson.nodes().arrayNode();
-    operations.addObject().put("op", "add").put("path", "/status").set("value", status);
-    Mono<ObjectApi.Written> write = synced.resource().hasStatusSubresource()
-        ? api.patchStatus(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, operations)
-        : api.patch(synced.resource(), target.namespace(), target.name(), ObjectApi.PatchType.JSON, operations);
-    return written(write.doOnNext(done -> writtenStatus.wrote(target, status)), "status");
-  }
-
-  /** True once written, false when the target is gone; a conflict passes as it is, other failures name the write. */
-  private static Mono<Boolean> written(Mono<ObjectApi.Written> write, String what) {
-    return write.thenReturn(true)
-        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.just(false))
-        .onErrorMap(e -> ApiException.codeOf(e) != 409,
-            e -> new IllegalStateException("can't update " + what + ": " + e.getMessage(), e));
+    return status == null ? Mono.just(true)
+        : statusWriter.write(synced.resource(), synced.object(), targetJson.get("status"), status);
   }
 }

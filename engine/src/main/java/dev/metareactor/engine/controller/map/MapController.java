@@ -80,7 +80,7 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
     MapSync sync = new MapSync(spec(), parents, inputResources, inputCaches, outputs, chosenHook("tombstone"),
         parent -> Objects.requireNonNull(status, "made before events are routed").changed(parent));
     status = new MapStatus(KIND + " " + name(), parents, inputResources,
-        parent -> inputCounts(sync, parent, inputResources), outputs, context().api(),
+        parent -> inputCounts(sync, parent, inputResources), outputs, context().api(), context().events()::record,
         context().scheduling().work(), context().scheduling().nanoTime(), () -> phase() == Phase.RUNNING);
     onStop(status::close);
     MapRouter router = new MapRouter(parents, sync::keysOf, sync::inputOf, this::enqueue, status::changed,

@@ -1,10 +1,11 @@
 package dev.metareactor.engine.controller.map;
 
 import dev.metareactor.engine.controller.ChildType;
+import dev.metareactor.engine.controller.ParentEvents;
 import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.StatusWriter;
 import dev.metareactor.engine.controller.SyncedResource;
-import dev.metareactor.engine.controller.WrittenStatus;
-import dev.metareactor.engine.kube.ApiException;
+import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
@@ -27,7 +28,6 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -43,14 +43,15 @@ import tools.jackson.databind.node.ObjectNode;
  *
  * <p>Every sync of one of the parent's inputs, and every status change of one of its outputs, says the parent
  * {@link #changed}. The count runs once the parent has been quiet for {@link #QUIET} (and at the latest
- * {@link #AT_MOST} after the first change), from the informer caches, and is written only when it differs from the
- * parent's cached status and from what was last written while the cache does not show that write yet
- * ({@link WrittenStatus}, as for the other kinds). So a burst of
- * 1,000 map calls costs one status write, not 1,000; a long one (a converge of 15 s) one every {@link #AT_MOST}, so
- * the status still shows progress. A failed write is logged and counted again later; a parent that is gone is
- * forgotten. Nothing is counted before the controller's caches have synced: the events of the informers' first
- * lists say parents changed while those lists are still arriving, and a count then would write a partial status
- * (a restarted engine rewriting a converged parent's status twice).
+ * {@link #AT_MOST} after the first change), from the informer caches, and is written as every kind's status is
+ * ({@link StatusWriter}: only when it differs). So a burst of 1,000 map calls costs one status write, not 1,000; a
+ * long one (a converge of 15 s) one every {@link #AT_MOST}, so the status still shows progress. A failed write is
+ * logged and counted again after {@link #QUIET}, but a status the API server refuses (its CRD's schema) is the same
+ * again until something changes: it is reported (a {@code SyncError} Warning on the parent and a log line) and
+ * counted again at the parent's next change. A parent that is gone is forgotten. Nothing is counted before the
+ * controller's caches have synced: the events of the informers' first lists say parents changed while those lists
+ * are still arriving, and a count then would write a partial status (a restarted engine rewriting a converged
+ * parent's status twice).
  */
 final class MapStatus implements AutoCloseable {
 
@@ -78,29 +79,31 @@ final class MapStatus implements AutoCloseable {
   private final List<ApiResource> inputs;
   private final Function<KubeObject, Map<ApiResource, Integer>> inputCounts;
   private final List<ChildType> outputs;
-  private final ObjectApi api;
   private final Scheduler scheduler;
   private final LongSupplier nanoTime;
   private final BooleanSupplier cachesSynced;
   private final Map<ParentKey, Pending> pending = new ConcurrentHashMap<>();
-  private final WrittenStatus written = new WrittenStatus();
+  private final StatusWriter writer;
+  private final ParentEvents events;
   private volatile boolean closed;
 
   /**
    * @param controller {@code MapController <name>}, for log lines
    * @param inputCounts how many inputs of each input resource a parent selects
+   * @param events where a status the API server refuses is reported
    * @param cachesSynced whether the parent, input and output caches have synced (counts wait until they have)
    */
   MapStatus(String controller, SyncedResource parents, List<ApiResource> inputs,
       Function<KubeObject, Map<ApiResource, Integer>> inputCounts,
-      List<ChildType> outputs, ObjectApi api, Scheduler scheduler, LongSupplier nanoTime,
+      List<ChildType> outputs, ObjectApi api, ParentEvents events, Scheduler scheduler, LongSupplier nanoTime,
       BooleanSupplier cachesSynced) {
     this.controller = Objects.requireNonNull(controller, "controller");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.inputs = List.copyOf(inputs);
     this.inputCounts = Objects.requireNonNull(inputCounts, "inputCounts");
     this.outputs = List.copyOf(outputs);
-    this.api = Objects.requireNonNull(api, "api");
+    this.writer = new StatusWriter(api);
+    this.events = Objects.requireNonNull(events, "events");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
     this.cachesSynced = Objects.requireNonNull(cachesSynced, "cachesSynced");
@@ -151,7 +154,7 @@ final class MapStatus implements AutoCloseable {
     });
     if (count[0] && !closed) {
       write(parent).subscribe(null, error -> {
-        LOG.warn("{}: can't update the status of {}: {}; counting again", controller, parent, error.getMessage());
+        LOG.warn("{}: parent {}: {}; counting again", controller, parent, error.getMessage());
         changed(parent);
       });
     }
@@ -164,21 +167,12 @@ final class MapStatus implements AutoCloseable {
       return Mono.empty();
     }
     KubeObject parent = found.get();
-    ObjectNode json = parent.toTree();
-    ObjectNode status = count(parent);
-    if (!written.needsWriting(parent, json.get("status"), status)) {
-      return Mono.empty();
-    }
-    ArrayNode patch = NODES.arrayNode();
-    patch.addObject().put("op", "test").put("path", "/metadata/uid").put("value", parent.uid());
-    patch.addObject().put("op", "add").put("path", "/status").set("value", status);
-    ApiResource resource = parents.resource();
-    Mono<ObjectApi.Written> write = resource.hasStatusSubresource()
-        ? api.patchStatus(resource, parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch)
-        : api.patch(resource, parent.namespace(), parent.name(), ObjectApi.PatchType.JSON, patch);
-    return write
-        .doOnNext(done -> written.wrote(parent, status))
-        .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 422, e -> Mono.empty())
+    return writer.write(parents.resource(), parent, parent.toTree().get("status"), count(parent))
+        .onErrorResume(StatusWriter.RefusedStatusException.class, refused -> {
+          LOG.warn("{}: parent {}: {}; written again when it changes", controller, key, refused.getMessage());
+          events.record(parent, EventRecorder.Type.Warning, "SyncError", "Sync error: " + refused.getMessage());
+          return Mono.empty();
+        })
         .then();
   }
 

@@ -177,6 +177,23 @@ class DecoratorSyncTest {
   }
 
   @Test
+  void aStatusIsNeverWrittenOverATargetCreatedAgainUnderItsName() {
+    // The cache still shows web-uid; the API server has a new Service of the name.
+    api.holding(SERVICES, object(SERVICES, "team", "web").uid("web-uid-2").build());
+
+    run("""
+        {"status": {"seen": false}, "attachments": []}""");
+
+    assertThat(requests()).as("the write, refused (422), and one read that shows the namesake")
+        .containsExactly("patch-status services team/web", "get services team/web");
+    JsonNode patch = KubeJson.mapper().readTree(api.actions().get(0).body());
+    assertThat(patch.get(0).path("op").asString()).isEqualTo("test");
+    assertThat(patch.get(0).path("path").asString()).isEqualTo("/metadata/uid");
+    assertThat(patch.get(0).path("value").asString()).isEqualTo("web-uid");
+    assertThat(events).isEmpty();
+  }
+
+  @Test
   void onlyTheKeysThatChangeArePatchedAndNullRemovesOne() {
     run("""
         {"labels": {"tier": "back", "decorate": "yes"}, "annotations": {"owner": null}, "attachments": []}""");

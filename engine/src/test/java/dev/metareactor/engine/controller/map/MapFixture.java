@@ -106,13 +106,11 @@ final class MapFixture {
 
   /** The sync the work queue's workers run, calling {@code map} for every input that is there. */
   ObjectSync<MapKey> objectSync(HookCaller map) {
-    ParentEvents recorded = (object, eventType, reason, message) ->
-        events.add(object.name() + ": " + eventType + " " + reason + " " + message);
     return new ObjectSync<>(kind, MapSync.SHAPE, "MapController snapshots", controller,
         new ObjectSync.Hooks(new ObjectSync.ChosenHook("map", map, spec.mapHook()), null),
         new RelatedObjects<>("MapController", "snapshots", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api, ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"), recorded),
-        finalizers, recorded);
+        new ChildrenManager(api, ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"), recorded()),
+        finalizers, recorded());
   }
 
   /** The router, handing what it finds to the given consumers. */
@@ -128,8 +126,14 @@ final class MapFixture {
   /** The status writer, its caches synced when {@code cachesSynced} says so. */
   MapStatus status(Scheduler scheduler, LongSupplier nanoTime, BooleanSupplier cachesSynced) {
     return new MapStatus("MapController snapshots", parentType, inputResources,
-        parent -> MapController.inputCounts(kind, parent, inputResources), outputTypes, api, scheduler, nanoTime,
-        cachesSynced);
+        parent -> MapController.inputCounts(kind, parent, inputResources), outputTypes, api, recorded(), scheduler,
+        nanoTime, cachesSynced);
+  }
+
+  /** Records each Event in {@link #events}. */
+  private ParentEvents recorded() {
+    return (object, eventType, reason, message) ->
+        events.add(object.name() + ": " + eventType + " " + reason + " " + message);
   }
 
   /** Caches {@code object} in {@code cache} and returns it. */

@@ -138,6 +138,30 @@ class MapStatusTest {
   }
 
   @Test
+  void aFailedWriteIsCountedAgainAfterTheQuietPeriod() {
+    fixture.api.refusingNext("patch-status", 500, "InternalError");
+
+    changes(1, MapStatus.AT_MOST);
+
+    assertThat(statusWrites()).as("refused, then written").hasSize(2);
+    assertThat(fixture.events).isEmpty();
+  }
+
+  @Test
+  void aStatusTheApiServerRefusesIsReportedAndCountedAgainOnlyAtTheParentsNextChange() {
+    fixture.api.refusingNext("patch-status", 422, "Invalid");
+
+    changes(1, MapStatus.AT_MOST.multipliedBy(5));
+
+    assertThat(statusWrites()).as("not written again before the parent changes").hasSize(1);
+    assertThat(fixture.events)
+        .containsExactly("p: Warning SyncError Sync error: can't update status: patch-status refused: 422 Invalid");
+
+    changes(1, MapStatus.AT_MOST);
+    assertThat(statusWrites()).hasSize(2);
+  }
+
+  @Test
   void countsInputsPerInputResourceAndOutputsPerOutputResourceWithTheirTrueConditionsInLowerCamelCase() {
     KubeObject first = cached(fixture.configMaps, input(NAMESPACE, "first", "a").build());
     cached(fixture.configMaps, input(NAMESPACE, "second", "a").build());
