@@ -45,8 +45,10 @@ import tools.jackson.dataformat.yaml.YAMLMapper;
  * <p>From a kubeconfig: the current context's cluster ({@code server}, {@code certificate-authority} or
  * {@code -data}, {@code insecure-skip-tls-verify}) and user (client certificate and key, {@code token},
  * {@code tokenFile}, {@code username}/{@code password}, or an {@code exec} credential plugin returning a token).
- * Relative paths are relative to the kubeconfig's directory. {@code tls-server-name}, {@code proxy-url} and legacy
- * {@code auth-provider}s are not supported; each is reported when found.
+ * Relative paths are relative to the kubeconfig's directory. {@code tls-server-name} and {@code proxy-url} are not
+ * supported: each is ignored with a warning. A user with a legacy {@code auth-provider} is refused: client-go runs
+ * the provider or fails to build its client, and going on without it would only make every request fail as
+ * unauthorized.
  *
  * <p>Reading the credentials ({@link #authorization()}) never blocks: they are resolved ahead —
  * {@link #refreshCredentials()} re-reads a token file or re-runs an exec plugin, and {@link KubeApi} calls it every
@@ -209,8 +211,9 @@ public final class KubeConfig {
 
   private static Credentials credentials(JsonNode user, Path dir, Map<String, String> env) {
     if (user.hasNonNull("auth-provider")) {
-      LOG.error("kubeconfig: the user's auth-provider ({}) is not supported; use an exec credential plugin",
-          user.path("auth-provider").path("name").asString("?"));
+      String provider = user.path("auth-provider").path("name").asString("");
+      throw new IllegalArgumentException("kubeconfig: the user's auth-provider \"" + provider
+          + "\" is not supported; use an exec credential plugin");
     }
     if (user.hasNonNull("exec")) {
       return Credentials.exec(user.get("exec"), dir, env);

@@ -156,6 +156,17 @@ class KubeConfigTest {
   }
 
   @Test
+  void aUserWithAnAuthProviderIsRefusedNamingIt() throws Exception {
+    Path file = kubeconfig("config", "- name: c\n  cluster: {server: 'https://k8s.example:443'}\n",
+        "- name: u\n  user:\n    token: also-there\n    auth-provider: {name: gcp, config: {cmd-path: gcloud}}\n",
+        "main");
+
+    assertThatThrownBy(() -> KubeConfig.fromFiles(List.of(file), Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("kubeconfig: the user's auth-provider \"gcp\" is not supported; use an exec credential plugin");
+  }
+
+  @Test
   void whatIsMissingIsNamed() throws Exception {
     assertThatThrownBy(() -> KubeConfig.load("", Map.of(), dir, dir.resolve("none")))
         .hasMessageContaining("no Kubernetes configuration");
