@@ -1,11 +1,14 @@
 package dev.metareactor.engine.hook;
 
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.http.CacheKey;
 import dev.metareactor.http.Hook;
 import dev.metareactor.http.HookResponse;
 import dev.metareactor.http.HookRetryAfterException;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import tools.jackson.databind.JsonNode;
@@ -17,11 +20,16 @@ import tools.jackson.databind.JsonNode;
  * the Netty event loop that delivered the answer (merging children and building writes is CPU work that must not
  * delay other hooks' I/O).
  *
+ * <p>At trace level ({@code --zap-log-level} 5 and more) each call's request and answer are logged whole, as
+ * upstream logs its hook calls at those verbosities; below it nothing of them is written or even serialized.
+ *
  * <p>The hook can be {@linkplain #use replaced} while syncs run (its TLS material or credentials changed), or
  * {@linkplain #unusable made unusable} with a reason (a Secret it needs is missing): calls then fail with that
  * reason until a usable hook is set again. A call uses the hook set when it starts.
  */
 public final class WebhookCaller implements HookCaller {
+
+  private static final Logger LOG = LoggerFactory.getLogger(WebhookCaller.class);
 
   /** What a call goes to: a hook, or the reason there is none. */
   private record Target(@Nullable Hook hook, @Nullable String problem) {}
@@ -56,9 +64,16 @@ public final class WebhookCaller implements HookCaller {
     if (hook == null) {
       return Mono.error(new IllegalStateException(current.problem()));
     }
-    return hook.call(request, new CacheKey(root.kind(), root.namespace(), root.name()))
+    Mono<JsonNode> answer = hook.call(request, new CacheKey(root.kind(), root.namespace(), root.name()))
         .publishOn(continueOn)
-        .map(HookResponse::body)
+        .map(HookResponse::body);
+    if (LOG.isTraceEnabled()) {
+      String about = root.kind() + " " + KubeObject.namespacedName(root.namespace(), root.name());
+      answer = answer
+          .doOnSubscribe(call -> LOG.trace("{}: request about {}: {}", hook, about, request))
+          .doOnNext(body -> LOG.trace("{}: answer about {}: {}", hook, about, body));
+    }
+    return answer
         .onErrorMap(e -> e instanceof HookRetryAfterException tooMany && tooMany.hasDelay(),
             e -> new RetryAfterException(((HookRetryAfterException) e).retryAfter(), e.getMessage()));
   }

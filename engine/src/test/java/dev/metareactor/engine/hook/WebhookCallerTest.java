@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.metareactor.http.HookCallException;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
@@ -15,13 +19,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 import tools.jackson.databind.json.JsonMapper;
 
-/** A hook's 429: waited out when it says for how long, a failure (backoff, counted) when it does not. */
+/**
+ * A hook's 429: waited out when it says for how long, a failure (backoff, counted) when it does not; each call's
+ * request and answer at trace level.
+ */
 class WebhookCallerTest {
 
   private static final HookCaller.RootObject ROOT = new HookCaller.RootObject("Widget", "default", "w1");
@@ -29,7 +37,10 @@ class WebhookCallerTest {
   private final HookClient client = HookClient.create(HookClientOptions.DEFAULTS, new SimpleMeterRegistry());
   private volatile String retryAfter;
   private final DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
-      .route(routes -> routes.post("/sync", (request, response) -> {
+      .route(routes -> routes.post("/answer", (request, response) -> request.receive().then(
+              response.header("Content-Type", "application/json").sendString(Mono.just("{\"status\":{\"n\":1}}"))
+                  .then()))
+          .post("/sync", (request, response) -> {
         response.status(429);
         if (retryAfter != null) {
           response.header("Retry-After", retryAfter);
@@ -45,11 +56,42 @@ class WebhookCallerTest {
   }
 
   private Throwable call() {
-    WebhookCaller caller = new WebhookCaller("not yet", Schedulers.parallel());
-    caller.use(client.hook(WebhookSpec.of("http://127.0.0.1:" + server.port() + "/sync"),
-        new HookIdentity("sync", "test", "CompositeController")));
-    return catchThrowable(() -> caller.call(JsonMapper.builder().build().readTree("{}"), ROOT)
+    return catchThrowable(() -> caller("/sync").call(JsonMapper.builder().build().readTree("{}"), ROOT)
         .block(Duration.ofSeconds(30)));
+  }
+
+  private WebhookCaller caller(String path) {
+    WebhookCaller caller = new WebhookCaller("not yet", Schedulers.parallel());
+    caller.use(client.hook(WebhookSpec.of("http://127.0.0.1:" + server.port() + path),
+        new HookIdentity("sync", "test", "CompositeController")));
+    return caller;
+  }
+
+  @Test
+  void atTraceLevelEachCallsRequestAndAnswerAreLoggedWholeAndBelowItNothing() {
+    Logger logger = (Logger) LoggerFactory.getLogger(WebhookCaller.class);
+    ListAppender<ILoggingEvent> lines = new ListAppender<>();
+    lines.start();
+    logger.addAppender(lines);
+    Level before = logger.getLevel();
+    try {
+      WebhookCaller caller = caller("/answer");
+      logger.setLevel(Level.DEBUG);
+      caller.call(JsonMapper.builder().build().readTree("{\"parent\":{\"a\":1}}"), ROOT)
+          .block(Duration.ofSeconds(30));
+      assertThat(lines.list).as("at debug").isEmpty();
+
+      logger.setLevel(Level.TRACE);
+      caller.call(JsonMapper.builder().build().readTree("{\"parent\":{\"a\":1}}"), ROOT)
+          .block(Duration.ofSeconds(30));
+      assertThat(lines.list).extracting(ILoggingEvent::getLevel).containsOnly(Level.TRACE);
+      assertThat(lines.list).extracting(ILoggingEvent::getFormattedMessage).satisfiesExactly(
+          request -> assertThat(request).endsWith(": request about Widget default/w1: {\"parent\":{\"a\":1}}"),
+          answer -> assertThat(answer).endsWith(": answer about Widget default/w1: {\"status\":{\"n\":1}}"));
+    } finally {
+      logger.setLevel(before);
+      logger.detachAppender(lines);
+    }
   }
 
   @Test
