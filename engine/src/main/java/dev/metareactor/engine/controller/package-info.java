@@ -45,6 +45,27 @@
  * customize}: which related objects the other two are shown. A kind declares the hooks it has by name; a hook's {@code
  * version} ({@code v1}, {@code v2}) decides how objects are keyed in its requests.
  *
+ * <h2>Adding a hook field</h2>
+ *
+ * <p>An answer field is declared once, as an {@link dev.metareactor.engine.hook.AnswerField} (its name and how its
+ * value is read and checked), in one {@link dev.metareactor.engine.hook.AnswerFields} list; that list is both what
+ * the strict check ({@code v2} hooks, {@code responseUnMarshallMode: strict}) accepts and the only way to read the
+ * value ({@code Values.get} refuses a field that is not in the list it was read with), so a field is accepted exactly
+ * when it is read:
+ *
+ * <ul>
+ *   <li>shared by every kind: a constant in {@link dev.metareactor.engine.hook.SyncResponse}, listed in its {@code
+ *   SHARED} and read into a component of {@code SyncResponse}, all in that one file;</li>
+ *   <li>one kind's: a constant in its {@code ObjectSync.Kind}, listed in its own {@code AnswerFields} (a
+ *   DecoratorController's {@code labels} and {@code annotations}), whose {@code names()} make its {@code Shape}'s
+ *   {@code otherAnswerFields} and from which its plan reads the values ({@code OWN_FIELDS.read(body)});</li>
+ *   <li>a customize answer's: {@code related/RelatedObjects}' list.</li>
+ * </ul>
+ *
+ * <p>A request field is written in one place and read by no parser of ours: a field every request has in {@code
+ * ObjectSync}'s request, a kind's own in its plan ({@code Plan.complete}: a MapController's {@code mapKey} and
+ * {@code input}). The kind's reference page in {@code docs/} lists both.
+ *
  * <h2>Adding a controller kind</h2>
  *
  * <ol>

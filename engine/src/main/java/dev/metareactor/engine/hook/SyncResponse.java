@@ -3,10 +3,10 @@ package dev.metareactor.engine.hook;
 import dev.metareactor.engine.api.HookSpec;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -74,6 +74,41 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
     }
   }
 
+  /** {@code status}: the object's new status, empty when the hook returned none. */
+  public static final AnswerField<Optional<ObjectNode>> STATUS = new AnswerField<>("status", status -> {
+    if (status == null || status.isNull()) {
+      return Optional.empty();
+    }
+    if (!status.isObject()) {
+      throw new HookResponseException("status must be an object, got " + status.getNodeType());
+    }
+    return Optional.of((ObjectNode) status);
+  });
+
+  /** {@code resyncAfterSeconds}: when to sync again regardless of events, empty for never ({@link #resyncAfter}). */
+  public static final AnswerField<Optional<Duration>> RESYNC_AFTER =
+      new AnswerField<>("resyncAfterSeconds", resync -> Optional.ofNullable(resyncAfter(resync)));
+
+  /** {@code finalized}: whether the object's finalize work is done. */
+  public static final AnswerField<Boolean> FINALIZED = new AnswerField<>("finalized", finalized -> {
+    if (finalized == null || finalized.isNull()) {
+      return false;
+    }
+    if (!finalized.isBoolean()) {
+      throw new HookResponseException("finalized must be true or false, got " + finalized.getNodeType());
+    }
+    return finalized.booleanValue();
+  });
+
+  /** {@code events}: the Events to record on the object ({@link HookEvent}). */
+  public static final AnswerField<List<HookEvent>> EVENTS = new AnswerField<>("events", HookEvent::parse);
+
+  /**
+   * The fields every sync and finalize answer has, beyond the owned objects' (whose name is the kind's): a field
+   * shared by every kind is declared above, listed here and read into a component of this record, all in this file.
+   */
+  public static final AnswerFields SHARED = AnswerFields.of(STATUS, RESYNC_AFTER, FINALIZED, EVENTS);
+
   /**
    * Parses a response body.
    *
@@ -89,59 +124,38 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
   }
 
   /**
-   * Parses a response body that may also carry fields a kind of controller reads itself (a DecoratorController's
-   * {@code labels} and {@code annotations}); those are neither parsed nor treated as unknown here.
+   * Parses a response body that may also carry fields a kind of controller reads itself: the names of its
+   * {@link AnswerFields} (a DecoratorController's {@code labels} and {@code annotations}), accepted here and read by
+   * the kind from the same body.
    */
   public static SyncResponse parse(JsonNode body, String childrenField, Set<String> otherFields,
       UnknownFields unknownFields, Consumer<String> onUnknownField) {
     Objects.requireNonNull(body, "body");
-    if (!body.isObject()) {
-      throw new HookResponseException("response must be a JSON object, got " + body.getNodeType());
-    }
-    Set<String> known = new HashSet<>(otherFields);
-    known.addAll(Set.of("status", childrenField, "resyncAfterSeconds", "finalized", "events"));
-    for (Map.Entry<String, JsonNode> field : body.properties()) {
-      if (!known.contains(field.getKey())) {
-        if (unknownFields == UnknownFields.STRICT) {
-          throw new HookResponseException("strict validation failed: unknown field \"" + field.getKey() + "\"");
-        }
-        onUnknownField.accept(field.getKey());
-      }
-    }
+    AnswerField<Optional<List<ObjectNode>>> owned = owned(childrenField);
+    AnswerFields.Values answer = SHARED.with(owned).read(body, otherFields, unknownFields, onUnknownField);
+    Optional<List<ObjectNode>> children = answer.get(owned);
+    return new SyncResponse(answer.get(STATUS).orElse(null), children.orElse(List.of()), children.isPresent(),
+        answer.get(RESYNC_AFTER).orElse(null), answer.get(FINALIZED), answer.get(EVENTS));
+  }
 
-    JsonNode statusNode = body.get("status");
-    ObjectNode status = null;
-    if (statusNode != null && !statusNode.isNull()) {
-      if (!statusNode.isObject()) {
-        throw new HookResponseException("status must be an object, got " + statusNode.getNodeType());
+  /**
+   * The owned objects' field: each checked ({@code apiVersion}, {@code kind}, {@code metadata.name}...); empty when
+   * the field is absent or {@code null}, which Metacontroller reads as an empty list ({@link #childrenGiven}).
+   */
+  private static AnswerField<Optional<List<ObjectNode>>> owned(String field) {
+    return new AnswerField<>(field, list -> {
+      if (list == null || list.isNull()) {
+        return Optional.empty();
       }
-      status = (ObjectNode) statusNode;
-    }
-
-    List<ObjectNode> children = new ArrayList<>();
-    JsonNode list = body.get(childrenField);
-    boolean childrenGiven = list != null && !list.isNull();
-    if (childrenGiven) {
       if (!list.isArray()) {
-        throw new HookResponseException(childrenField + " must be a list, got " + list.getNodeType());
+        throw new HookResponseException(field + " must be a list, got " + list.getNodeType());
       }
+      List<ObjectNode> children = new ArrayList<>(list.size());
       for (int i = 0; i < list.size(); i++) {
-        children.add(checkChild(list.get(i), childrenField + "[" + i + "]"));
+        children.add(checkChild(list.get(i), field + "[" + i + "]"));
       }
-    }
-
-    Duration resyncAfter = resyncAfter(body.get("resyncAfterSeconds"));
-
-    JsonNode finalizedNode = body.get("finalized");
-    boolean finalized = false;
-    if (finalizedNode != null && !finalizedNode.isNull()) {
-      if (!finalizedNode.isBoolean()) {
-        throw new HookResponseException("finalized must be true or false, got " + finalizedNode.getNodeType());
-      }
-      finalized = finalizedNode.booleanValue();
-    }
-    return new SyncResponse(status, children, childrenGiven, resyncAfter, finalized,
-        HookEvent.parse(body.get("events")));
+      return Optional.of(children);
+    });
   }
 
   /** {@code resyncAfterSeconds}: {@code null} when absent, zero or negative; raised to {@link #MIN_RESYNC_AFTER}. */

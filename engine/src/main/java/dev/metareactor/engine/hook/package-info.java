@@ -1,7 +1,8 @@
 /**
  * Calling hooks: the hook caller over the http module's client (ETag cache, retries, circuit breaker), the answers'
- * parsing and checks, object-map keys per hook version, and TLS material and credentials read from Secrets and
- * ConfigMaps and followed while the controller runs. Non-blocking throughout.
+ * parsing and checks (each field declared once, {@link dev.metareactor.engine.hook.AnswerFields}), object-map keys
+ * per hook version, and TLS material and credentials read from Secrets and ConfigMaps and followed while the
+ * controller runs. Non-blocking throughout.
  */
 @NullMarked
 package dev.metareactor.engine.hook;

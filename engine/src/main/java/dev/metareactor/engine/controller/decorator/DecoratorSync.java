@@ -9,6 +9,8 @@ import dev.metareactor.engine.controller.StatusWriter;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
+import dev.metareactor.engine.hook.AnswerField;
+import dev.metareactor.engine.hook.AnswerFields;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
@@ -22,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -46,9 +47,17 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   /** The annotation on every attachment: which DecoratorController made it. */
   static final String DECORATOR_ANNOTATION = "metacontroller.k8s.io/decorator-controller";
 
+  /** {@code labels}: the target's labels to set, a {@code null} value removing one. */
+  private static final AnswerField<Map<String, String>> LABELS =
+      new AnswerField<>("labels", labels -> stringMap(labels, "labels"));
+  /** {@code annotations}: the target's annotations to set, a {@code null} value removing one. */
+  private static final AnswerField<Map<String, String>> ANNOTATIONS =
+      new AnswerField<>("annotations", annotations -> stringMap(annotations, "annotations"));
+  /** The answer's fields a DecoratorController reads itself, beyond every kind's. */
+  private static final AnswerFields OWN_FIELDS = AnswerFields.of(LABELS, ANNOTATIONS);
+
   /** A DecoratorController's requests and answers: {@code object}, {@code attachments}, {@code labels}... */
-  static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("object", "attachments",
-      Set.of("labels", "annotations"), true);
+  static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("object", "attachments", OWN_FIELDS.names(), true);
 
   private final DecoratorControllerSpec spec;
   private final Map<ApiResource, TargetType> targets;
@@ -95,8 +104,9 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
 
       @Override
       public ObjectSync.Answer check(SyncResponse response, JsonNode body) {
-        Map<String, String> labels = stringMap(body.get("labels"), "labels");
-        Map<String, String> annotations = stringMap(body.get("annotations"), "annotations");
+        AnswerFields.Values own = OWN_FIELDS.read(body);
+        Map<String, String> labels = own.get(LABELS);
+        Map<String, String> annotations = own.get(ANNOTATIONS);
         desiredObjects.dropEngineKeys(labels, "labels", synced.object().describe());
         desiredObjects.dropEngineKeys(annotations, "annotations", synced.object().describe());
         List<DesiredChild> desired = desiredAttachments(synced, response.children());

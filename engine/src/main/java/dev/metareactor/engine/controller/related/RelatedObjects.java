@@ -5,6 +5,8 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.HookSpec.HookVersion;
 import dev.metareactor.engine.discovery.ResourceMap;
+import dev.metareactor.engine.hook.AnswerField;
+import dev.metareactor.engine.hook.AnswerFields;
 import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.hook.ObjectMapKeys;
@@ -63,6 +65,24 @@ public final class RelatedObjects<K> implements AutoCloseable {
   /** Upstream's customize response lifetime. */
   private static final Duration ANSWER_LIFETIME = Duration.ofMinutes(20);
   private static final int MAX_CACHED_ANSWERS = 100_000;
+
+  /** A customize answer's one field: the rules of the related objects the other hooks are shown. */
+  private static final AnswerField<List<RelatedRule>> RELATED_RESOURCES = new AnswerField<>("relatedResources",
+      list -> {
+        if (list == null || list.isNull()) {
+          return List.of();
+        }
+        if (!list.isArray()) {
+          throw new HookResponseException("customize hook: relatedResources must be a list, got "
+              + list.getNodeType());
+        }
+        List<RelatedRule> rules = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+          rules.add(RelatedRule.parse(list.get(i), i));
+        }
+        return List.copyOf(rules);
+      });
+  private static final AnswerFields CUSTOMIZE_ANSWER = AnswerFields.of(RELATED_RESOURCES).about("customize hook");
 
   private final String controllerKind;
   private final String controllerName;
@@ -167,30 +187,9 @@ public final class RelatedObjects<K> implements AutoCloseable {
   }
 
   private List<RelatedRule> parse(JsonNode body) {
-    if (!body.isObject()) {
-      throw new HookResponseException("customize hook: response must be a JSON object, got " + body.getNodeType());
-    }
-    body.propertyNames().forEach(field -> {
-      if (!field.equals("relatedResources")) {
-        if (unknownFields == UnknownFields.STRICT) {
-          throw new HookResponseException("customize hook: strict validation failed: unknown field \"" + field
-              + "\"");
-        }
-        LOG.debug("{} {}: customize hook answered unknown field {}", controllerKind, controllerName, field);
-      }
-    });
-    JsonNode list = body.get("relatedResources");
-    if (list == null || list.isNull()) {
-      return List.of();
-    }
-    if (!list.isArray()) {
-      throw new HookResponseException("customize hook: relatedResources must be a list, got " + list.getNodeType());
-    }
-    List<RelatedRule> rules = new ArrayList<>(list.size());
-    for (int i = 0; i < list.size(); i++) {
-      rules.add(RelatedRule.parse(list.get(i), i));
-    }
-    return List.copyOf(rules);
+    return CUSTOMIZE_ANSWER.read(body, Set.of(), unknownFields, field -> LOG.debug(
+        "{} {}: customize hook answered unknown field {}", controllerKind, controllerName, field))
+        .get(RELATED_RESOURCES);
   }
 
   private ObjectNode select(K key, KubeObject parent, boolean parentNamespaced,
