@@ -166,7 +166,7 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
     if (!resync.isNumber()) {
       throw new HookResponseException("resyncAfterSeconds must be a number, got " + resync.getNodeType());
     }
-    double seconds = resync.doubleValue();
+    double seconds = seconds(resync);
     if (!(seconds > 0)) {
       return null;
     }
@@ -177,6 +177,15 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
       return MIN_RESYNC_AFTER;
     }
     return asked;
+  }
+
+  /**
+   * A number of seconds as a double; one too large for a double is infinite, of its sign. A parsed integer of 310 to
+   * 400 digits (the parse limit) is a big integer node, whose {@code doubleValue()} throws rather than overflow.
+   */
+  private static double seconds(JsonNode number) {
+    return number.isBigInteger() || number.isBigDecimal() ? number.decimalValue().doubleValue()
+        : number.doubleValue();
   }
 
   private static ObjectNode checkChild(@Nullable JsonNode child, String field) {

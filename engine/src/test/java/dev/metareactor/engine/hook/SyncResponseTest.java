@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.api.HookSpec.HookVersion;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -101,6 +102,23 @@ class SyncResponseTest {
     assertThat(parse("{\"resyncAfterSeconds\": 2.5}", strict, ignored).resyncAfter())
         .isEqualTo(Duration.ofMillis(2500));
     assertThat(parse("{\"resyncAfterSeconds\": -1}", strict, ignored).resyncAfter()).as("never").isNull();
+  }
+
+  /** Found by CompositeFuzzedAnswersTest: the parse of a 310-digit integer escaped as a JsonNodeException. */
+  @Test
+  void aResyncTooLargeForADoubleIsTheLongestDelayAndANegativeOneNone() {
+    SyncResponse.UnknownFields strict = SyncResponse.UnknownFields.STRICT;
+    List<String> ignored = new ArrayList<>();
+    String huge = "1" + "0".repeat(309);
+    assertThat(MAPPER.readTree(huge).isBigInteger()).as("as the hook client parses it").isTrue();
+    for (String large : List.of(huge, "1e400", "1.5e308", String.valueOf(Long.MAX_VALUE))) {
+      assertThat(parse("{\"resyncAfterSeconds\": " + large + "}", strict, ignored).resyncAfter()).as(large)
+          .isEqualTo(Duration.ofNanos(Long.MAX_VALUE));
+    }
+    assertThat(parse("{\"resyncAfterSeconds\": -" + huge + "}", strict, ignored).resyncAfter()).isNull();
+    JsonNode decimal = MAPPER.createObjectNode().put("resyncAfterSeconds", new BigDecimal("-1e400"));
+    assertThat(SyncResponse.parse(decimal, "children", strict, ignored::add).resyncAfter()).as("a big decimal")
+        .isNull();
   }
 
   @Test
