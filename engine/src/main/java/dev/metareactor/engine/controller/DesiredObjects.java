@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JsonNode;
@@ -24,9 +25,10 @@ import tools.jackson.databind.node.ObjectNode;
  * Checks and completes what a hook asked for ({@code children}, {@code attachments}, {@code outputs}) before anything
  * is written: each object of a declared type; a namespaced object in its owner's namespace (filled in when absent;
  * required when the owner is cluster-scoped); a cluster-scoped object never owned by a namespaced owner; its name
- * and namespace as the API server would take them for its resource ({@link ObjectNames}); no two objects with the
- * same type and name. Any problem rejects the whole answer with a {@link HookResponseException} naming it, so nothing
- * of it is written (a rename to a name the server refuses does not delete the old object first).
+ * and namespace as the API server would take them for its resource ({@link ObjectNames}); owner references that
+ * leave its owner its controller; no two objects with the same type and name. Any problem rejects the whole answer
+ * with a {@link HookResponseException} naming it, so nothing of it is written (a rename to a name the server refuses
+ * does not delete the old object first).
  *
  * <p>Labels and annotations are the engine's where it writes them itself: the hook's under
  * {@code shard.metareactor.dev/} are dropped, and those a kind sets ({@link #setEngineKey}) take the engine's value;
@@ -38,6 +40,9 @@ public final class DesiredObjects {
   /** How many ignored keys are remembered as logged at info. */
   private static final int MAX_TOLD = 64;
   private static final String ENGINE_PREFIX = ShardKeys.PREFIX + " is the engine's own prefix";
+  /** The fields of an owner reference that Kubernetes' validation requires. */
+  private static final List<String> REQUIRED_IN_OWNER_REFERENCES = List.of("apiVersion", "kind", "name", "uid");
+  private static final List<String> OWNER_REFERENCE_FLAGS = List.of("controller", "blockOwnerDeletion");
 
   private final String field;
   private final String ownerRole;
@@ -115,6 +120,7 @@ public final class DesiredObjects {
         throw new HookResponseException(field + "[" + i + "]: " + kind + " " + badName.get()
             + "; the API server would refuse it, so nothing of this answer is written");
       }
+      checkOwnerReferences(metadata, owner, field + "[" + i + "]: " + description);
       withoutEngineKeys(metadata, "labels", description);
       withoutEngineKeys(metadata, "annotations", description);
       completion.complete(metadata, description);
@@ -126,6 +132,85 @@ public final class DesiredObjects {
       desired.add(new DesiredChild(type, object));
     }
     return desired;
+  }
+
+  /**
+   * The owner references a hook gave an object: each one the API server takes (a version in {@code apiVersion}, and
+   * {@code kind}, {@code name} and {@code uid}, as its validation requires; {@code controller} and
+   * {@code blockOwnerDeletion} booleans); other owners may be listed, never as its controller, and its owner's own
+   * reference, when given, must be the ControllerRef the engine writes. Else the API server would refuse the write
+   * (after a rename's delete), or an update would take the object from its owner: dynamic apply merges the
+   * references with the observed ones by {@code name}, so another owner of the owner's name, or the owner's own
+   * reference without {@code controller: true}, would replace the ControllerRef.
+   *
+   * @param where {@code children[i]: Kind namespace/name}, for messages
+   * @throws HookResponseException naming the reference
+   */
+  private void checkOwnerReferences(ObjectNode metadata, KubeObject owner, String where) {
+    JsonNode refs = metadata.get("ownerReferences");
+    if (refs == null || refs.isNull()) {
+      return;
+    }
+    String refused = "; the API server would refuse it or the " + ownerRole + " would lose it, so nothing of this"
+        + " answer is written";
+    if (!refs.isArray()) {
+      throw new HookResponseException(where + ": metadata.ownerReferences must be a list, got " + refs.getNodeType()
+          + refused);
+    }
+    for (int i = 0; i < refs.size(); i++) {
+      JsonNode ref = refs.get(i);
+      if (!ref.isObject()) {
+        throw new HookResponseException(where + ": metadata.ownerReferences must be a list of objects, got "
+            + ref.getNodeType() + refused);
+      }
+      String malformed = malformed(ref);
+      if (malformed != null) {
+        throw new HookResponseException(where + ": metadata.ownerReferences[" + i + "]." + malformed + refused);
+      }
+      String uid = ref.path("uid").asString("");
+      String name = ref.path("name").asString("");
+      boolean controller = ref.path("controller").isBoolean() && ref.path("controller").booleanValue();
+      String named = ref.path("kind").asString("") + " " + ObjectNames.shown(name) + " (uid " + ObjectNames.shown(uid)
+          + ")";
+      if (uid.equals(owner.storedUid()) && !controller) {
+        throw new HookResponseException(where + " has an owner reference to its " + ownerRole + " without"
+            + " controller: true" + refused);
+      }
+      if (!uid.equals(owner.storedUid()) && controller) {
+        throw new HookResponseException(where + " names " + named + " as its controller; only its " + ownerRole
+            + " may be" + refused);
+      }
+      if (!uid.equals(owner.storedUid()) && name.equals(owner.name())) {
+        throw new HookResponseException(where + " names an owner " + named + " of its " + ownerRole + "'s name,"
+            + " which an update would merge into the " + ownerRole + "'s ControllerRef" + refused);
+      }
+    }
+  }
+
+  /**
+   * What makes an owner reference one the API server refuses: a field its validation requires, empty or not a
+   * string; an {@code apiVersion} without a version ({@code group/}, more than one {@code /}); a flag not a boolean.
+   *
+   * @return {@code field problem}, or {@code null} when the API server takes it
+   */
+  private static @Nullable String malformed(JsonNode ref) {
+    for (String field : REQUIRED_IN_OWNER_REFERENCES) {
+      JsonNode value = ref.get(field);
+      if (value == null || !value.isString() || value.stringValue().isEmpty()) {
+        return field + " must be a string that is not empty, got " + (value == null ? "none" : value.getNodeType());
+      }
+    }
+    String apiVersion = ref.get("apiVersion").stringValue();
+    if (apiVersion.indexOf('/') != apiVersion.lastIndexOf('/') || apiVersion.endsWith("/")) {
+      return "apiVersion " + ObjectNames.shown(apiVersion) + " has no version";
+    }
+    for (String flag : OWNER_REFERENCE_FLAGS) {
+      JsonNode value = ref.get(flag);
+      if (value != null && !value.isNull() && !value.isBoolean()) {
+        return flag + " must be a boolean, got " + value.getNodeType();
+      }
+    }
+    return null;
   }
 
   /** Removes the hook's labels or annotations under the engine's own prefix ({@link #dropEngineKeys}). */

@@ -154,8 +154,8 @@ public final class ObjectNames {
     return ruleFor(resource).problem(name).map(problem -> "name " + shown(name) + " " + problem);
   }
 
-  /** {@code value} quoted for a message, its start only when it is long. */
-  private static String shown(String value) {
+  /** {@code value} quoted for a message, its start only when it is long (a hook may answer any length). */
+  public static String shown(String value) {
     return value.length() <= SHOWN ? KubeJson.quote(value) : KubeJson.quote(value.substring(0, SHOWN)) + "...";
   }
 }

@@ -249,6 +249,79 @@ class CompositeSyncTest {
         Arguments.of("", "children[0].metadata.name is required"));
   }
 
+  /**
+   * Owner references in an answer that the API server refuses or that would take a child from its parent refuse the
+   * whole answer before anything is written (found by CompositeFuzzedAnswersTest): a create with another controller
+   * beside the parent's, or with a reference lacking a field the API server requires, is refused by the API server
+   * after the rename's delete, and an update merges the references with the observed ones by name, so another
+   * controller, another owner of the parent's name or the parent's own reference without controller: true took the
+   * ControllerRef's place.
+   */
+  @ParameterizedTest
+  @MethodSource("ownerReferencesThatTakeTheChild")
+  void ownerReferencesTheApiServerRefusesOrThatWouldTakeAChildFromItsParentRefuseTheWholeAnswer(String name,
+      String references,
+      String problem) {
+    parentWithStatus("{}");
+    childAsCreated("child", "one");
+    whole.set("""
+        {"children": [{"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "%s", "namespace": "team", "ownerReferences": %s}, "data": {"value": "two"}}]}"""
+        .formatted(name, references));
+
+    assertThatThrownBy(this::run).isInstanceOf(HookResponseException.class).hasMessageContaining(problem);
+    assertThat(api.actions()).as("no request at all: no update, no create, no delete, no status").isEmpty();
+  }
+
+  static Stream<Arguments> ownerReferencesThatTakeTheChild() {
+    String otherController = """
+        [{"apiVersion": "test.metareactor.dev/v1", "kind": "Thing", "name": "p", "uid": "victim-uid",
+          "controller": true}]""";
+    String parentNotController = """
+        [{"apiVersion": "test.metareactor.dev/v1", "kind": "Thing", "name": "p", "uid": "%s", "controller": false}]"""
+        .formatted(PARENT_UID);
+    String namedLikeTheParent = """
+        [{"apiVersion": "v1", "kind": "Secret", "name": "p", "uid": "secret-uid"}]""";
+    String withoutUid = """
+        [{"apiVersion": "v1", "kind": "Secret", "name": "key", "uid": "key-uid"},
+         {"apiVersion": "v1", "kind": "Secret", "name": "other"}]""";
+    String noVersion = """
+        [{"apiVersion": "apps/", "kind": "Deployment", "name": "web", "uid": "web-uid"}]""";
+    String controllerAString = """
+        [{"apiVersion": "test.metareactor.dev/v1", "kind": "Thing", "name": "p", "uid": "%s", "controller": "true"}]"""
+        .formatted(PARENT_UID);
+    return Stream.of("child", "renamed").flatMap(name -> Stream.of(
+        Arguments.of(name, otherController, "children[0]: ConfigMap team/" + name + " names Thing \"p\" (uid"
+            + " \"victim-uid\") as its controller; only its parent may be"),
+        Arguments.of(name, parentNotController, "has an owner reference to its parent without controller: true"),
+        Arguments.of(name, namedLikeTheParent, "names an owner Secret \"p\" (uid \"secret-uid\") of its parent's"
+            + " name, which an update would merge into the parent's ControllerRef"),
+        Arguments.of(name, "\"p\"", "metadata.ownerReferences must be a list, got STRING"),
+        Arguments.of(name, "[\"p\"]", "metadata.ownerReferences must be a list of objects, got STRING"),
+        Arguments.of(name, withoutUid, "metadata.ownerReferences[1].uid must be a string that is not empty, got none"),
+        Arguments.of(name, noVersion, "metadata.ownerReferences[0].apiVersion \"apps/\" has no version"),
+        Arguments.of(name, controllerAString, "metadata.ownerReferences[0].controller must be a boolean, got STRING")));
+  }
+
+  @Test
+  void anotherOwnerAndTheParentsOwnControllerRefEchoedAreKept() {
+    parentWithStatus("{\"observedGeneration\": 1}");
+    whole.set("""
+        {"children": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child", "namespace": "team",
+          "ownerReferences": [{"apiVersion": "v1", "kind": "Secret", "name": "key", "uid": "key-uid"},
+                              {"apiVersion": "test.metareactor.dev/v1", "kind": "Thing", "name": "p", "uid": "%s",
+                               "controller": true, "blockOwnerDeletion": true}]}}]}""".formatted(PARENT_UID));
+
+    run();
+
+    assertThat(api.actions()).extracting(RecordingApi.Action::toString).containsExactly("create configmaps team/child");
+    JsonNode refs = KubeJson.mapper().readTree(api.actions().get(0).body()).at("/metadata/ownerReferences");
+    assertThat(refs).hasSize(2);
+    assertThat(refs.get(0).path("uid").asString()).isEqualTo("key-uid");
+    assertThat(refs.get(1).path("uid").asString()).isEqualTo(PARENT_UID);
+    assertThat(refs.get(1).path("controller").asBoolean()).isTrue();
+  }
+
   @Test
   void theEventsTheHookAsksForAreRecordedOnTheParentAndABadOneFailsTheSyncNamingIt() {
     parentWithStatus("{\"observedGeneration\": 1}");
