@@ -86,6 +86,12 @@ public final class CompositeSyncFixture {
     this(syncHook, false, ObjectSync.Placement.HERE, strategy, ownLabels);
   }
 
+  /** @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"} */
+  public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard, ApplyStrategy strategy,
+      Map<String, String> ownLabels) {
+    this(syncHook, deleteGuard, ObjectSync.Placement.HERE, strategy, ownLabels);
+  }
+
   private CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard, ObjectSync.Placement placement,
       ApplyStrategy strategy, Map<String, String> ownLabels) {
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
