@@ -4,29 +4,14 @@ import static dev.metareactor.engine.testing.KubeObjectBuilder.object;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.metareactor.engine.api.DecoratorControllerSpec;
-import dev.metareactor.engine.config.ApplyStrategy;
-import dev.metareactor.engine.controller.ChildType;
-import dev.metareactor.engine.controller.ChildrenManager;
-import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
-import dev.metareactor.engine.controller.ParentEvents;
-import dev.metareactor.engine.controller.SyncedResource;
-import dev.metareactor.engine.controller.apply.ChildApplier;
-import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
-import dev.metareactor.engine.controller.related.RelatedObjects;
-import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.HookResponseException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.testing.FakeInformerLease;
 import dev.metareactor.engine.testing.RecordingApi;
-import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -40,60 +25,26 @@ import tools.jackson.databind.node.ObjectNode;
  */
 class DecoratorSyncTest {
 
-  private static final ApiResource SERVICES = new ApiResource("", "v1", "services", "Service", true, Set.of("status"));
-  private static final ApiResource CONFIG_MAPS = new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
+  private static final ApiResource SERVICES = DecoratorSyncFixture.SERVICES;
 
-  private final RecordingApi api = new RecordingApi();
-  private final FakeInformerLease services = new FakeInformerLease(SERVICES);
-  private final FakeInformerLease configMaps = new FakeInformerLease(CONFIG_MAPS);
+  private final DecoratorSyncFixture fixture = new DecoratorSyncFixture();
+  private final RecordingApi api = fixture.api;
+  private final FakeInformerLease services = fixture.services;
   /** What the hook answers, whole (sync and finalize alike). */
   private final AtomicReference<String> answer = new AtomicReference<>("{}");
   /** The Events the syncs recorded, {@code <object>: <type> <reason> <message>} each. */
-  private final List<String> events = new CopyOnWriteArrayList<>();
-  private final ObjectSync<TargetKey> sync;
-
-  DecoratorSyncTest() {
-    sync = wired(false, false);
-    services.put(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
-        {"apiVersion": "v1", "kind": "Service",
-         "metadata": {"name": "web", "namespace": "team", "uid": "web-uid", "resourceVersion": "3",
-                      "labels": {"decorate": "yes", "tier": "front"}, "annotations": {"owner": "ops"}},
-         "spec": {}, "status": {"seen": true}}""")));
-  }
+  private final List<String> events = fixture.events;
+  private final ObjectSync<TargetKey> sync = wired(false, false);
 
   /**
-   * The DecoratorController {@code tagger} of Services labelled {@code decorate=yes}, attaching ConfigMaps.
+   * The DecoratorController {@code tagger} ({@link DecoratorSyncFixture}), answering {@link #answer}.
    *
    * @param deleteGuard whether it carries {@code metareactor.dev/delete-guard: "true"}
    * @param finalize whether it has a finalize hook
    */
   private ObjectSync<TargetKey> wired(boolean deleteGuard, boolean finalize) {
-    ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
-        {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "DecoratorController",
-         "metadata": {"name": "tagger", "annotations": {"metareactor.dev/delete-guard": "%s"}},
-         "spec": {"resources": [{"apiVersion": "v1", "resource": "services",
-                                 "labelSelector": {"matchLabels": {"decorate": "yes"}}}],
-                  "attachments": [{"apiVersion": "v1", "resource": "configmaps"}],
-                  "hooks": {"sync": {"webhook": {"url": "http://hook.invalid/sync"}}%s}}}"""
-        .formatted(deleteGuard, finalize ? ", \"finalize\": {\"webhook\": {\"url\": \"http://hook.invalid/f\"}}" : ""));
-    DecoratorControllerSpec spec = DecoratorControllerSpec.parse(controller);
-    Finalizers finalizers = new Finalizers(spec.finalizerName(), api);
-    DecoratorControllerSpec.Target rule = spec.targets().get(0);
-    TargetType type = new TargetType(new SyncedResource(SERVICES, services,
-        target -> DecoratorRouter.selected(rule, target), finalizers), rule);
-    DecoratorSync kind = new DecoratorSync(spec, List.of(type),
-        List.of(new ChildType(CONFIG_MAPS, configMaps, spec.attachments().get(0).updateMethod())), api);
-    HookCaller caller = (request, root) -> Mono.just(KubeJson.mapper().readTree(answer.get()));
-    ObjectSync.ChosenHook hook = new ObjectSync.ChosenHook("sync", caller, spec.syncHook().get());
-    ObjectSync.ChosenHook finalizeHook = finalize
-        ? new ObjectSync.ChosenHook("finalize", caller, spec.finalizeHook().orElseThrow()) : null;
-    ParentEvents recorded = (object, eventType, reason, message) ->
-        events.add(object.name() + ": " + eventType + " " + reason + " " + message);
-    return new ObjectSync<>(kind, DecoratorSync.SHAPE, "DecoratorController tagger", controller,
-        new ObjectSync.Hooks(hook, finalizeHook),
-        new RelatedObjects<>("DecoratorController", "tagger", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api, ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"), recorded),
-        finalizers, recorded);
+    return fixture.sync((request, root) -> Mono.just(KubeJson.mapper().readTree(answer.get())), deleteGuard,
+        finalize);
   }
 
   private void run(String hookAnswer) {
@@ -102,13 +53,11 @@ class DecoratorSyncTest {
 
   private void run(ObjectSync<TargetKey> wired, String hookAnswer) {
     answer.set(hookAnswer);
-    wired.sync(new TargetKey(SERVICES, "team", "web")).block(Duration.ofSeconds(5));
+    DecoratorSyncFixture.run(wired);
   }
 
-  /** Caches an attachment of {@code web} that this decorator made. */
   private void attachment(String name) {
-    configMaps.put(object(CONFIG_MAPS, "team", name).annotation(DecoratorSync.DECORATOR_ANNOTATION, "tagger")
-        .controlledBy(services.get("team", "web").orElseThrow()).build());
+    fixture.attachment(name);
   }
 
   private static String attachments(String... names) {
