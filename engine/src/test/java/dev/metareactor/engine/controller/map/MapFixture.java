@@ -65,6 +65,8 @@ final class MapFixture {
   final List<ApiResource> inputResources = List.of(CONFIG_MAPS, NODES);
   final List<ChildType> outputTypes;
   final MapSync kind;
+  /** How outputs are written. */
+  final ApplyStrategy strategy;
 
   /** A MapController without a tombstone hook. */
   MapFixture() {
@@ -81,6 +83,12 @@ final class MapFixture {
    * @param deleteGuard whether the controller carries {@code metareactor.dev/delete-guard: "true"}
    */
   MapFixture(HookCaller tombstone, boolean deleteGuard) {
+    this(tombstone, deleteGuard, ApplyStrategy.DYNAMIC_APPLY);
+  }
+
+  /** @param strategy how outputs are written */
+  MapFixture(HookCaller tombstone, boolean deleteGuard, ApplyStrategy strategy) {
+    this.strategy = strategy;
     controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "MapController",
          "metadata": {"name": "snapshots", "annotations": {"metareactor.dev/delete-guard": "%s"}},
@@ -109,7 +117,7 @@ final class MapFixture {
     return new ObjectSync<>(kind, MapSync.SHAPE, "MapController snapshots", controller,
         new ObjectSync.Hooks(new ObjectSync.ChosenHook("map", map, spec.mapHook()), null),
         new RelatedObjects<>("MapController", "snapshots", controller, null, Optional.empty(), null, key -> {}),
-        new ChildrenManager(api, ChildApplier.of(ApplyStrategy.DYNAMIC_APPLY, api, "metacontroller"), recorded()),
+        new ChildrenManager(api, ChildApplier.of(strategy, api, "metacontroller"), recorded()),
         finalizers, recorded());
   }
 
