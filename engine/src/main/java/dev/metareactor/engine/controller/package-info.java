@@ -15,7 +15,8 @@
  *   {@link dev.metareactor.engine.controller.apply.ChildApplier} of {@code --apply-strategy}; a create never takes
  *   over an object of the child's name, which is reported as a {@code ChildConflict}),
  *   {@link dev.metareactor.engine.controller.DesiredObjects} (an answer's objects checked whole before any write:
- *   types, namespaces, names as the API server would take them, the engine's own labels),
+ *   types, namespaces, names and owner references as the API server would take them, no controller but the
+ *   owner, the engine's own labels),
  *   {@link dev.metareactor.engine.controller.WrittenChildren} (creates the caches do not show yet),
  *   {@link dev.metareactor.engine.controller.DeleteGuard} (a sync answer that would delete owned objects by mistake:
  *   the {@code MissingChildren} Warning, or refused under {@code metareactor.dev/delete-guard}),
