@@ -5,7 +5,12 @@
  *
  * <ul>
  *   <li>{@link dev.metareactor.engine.controller.AbstractHostedController}: a hosted controller's life — waiting for
- *   its resources, the work queue, outcomes and {@code SyncError} Events, resyncs, stopping and retiring.</li>
+ *   its resources ({@link dev.metareactor.engine.controller.ResourceWait}), the work queue, resyncs, stopping and
+ *   retiring, what it holds meanwhile ({@link dev.metareactor.engine.controller.Holdings}).</li>
+ *   <li>{@link dev.metareactor.engine.controller.Wiring}: what a kind's {@code wire()} is handed to build its sync
+ *   from (informers, event routing, hooks, related objects, child types), closed when {@code wire()} returns.</li>
+ *   <li>{@link dev.metareactor.engine.controller.SyncRunner}: one sync of one key to the queue's outcome, its
+ *   {@code SyncError} Event, log fields and metrics ({@link dev.metareactor.engine.controller.SyncMetrics}).</li>
  *   <li>{@link dev.metareactor.engine.controller.ObjectSync}: the one sync skeleton (finalizer, the chosen hook,
  *   request, answer checked whole, owned objects converged, the kind's own writes, finalizer, outcome).</li>
  *   <li>{@link dev.metareactor.engine.controller.SyncedResource}: a resource whose objects a controller syncs, and the
@@ -28,16 +33,18 @@
  *   <b>422</b> one read decides: gone or replaced by a namesake (the UID test failed) is as a 404, the same object
  *   means the API server refuses the status itself, bad input reported as a {@code SyncError}; anything else fails
  *   the write. A kind builds the status; it never writes one itself.</li>
- *   <li>With {@code --sharding}, {@code AbstractHostedController} takes the synced and owned informers of this
- *   replica's share ({@code acquireSynced}, {@code acquireOwned}) and moves a parent another shard owns instead of
- *   syncing it ({@link dev.metareactor.engine.controller.ObjectSync.Placement}, {@code shard/ShardMover}).</li>
+ *   <li>With {@code --sharding}, a controller's {@link dev.metareactor.engine.shard.ShardParticipant} takes the
+ *   synced and owned informers of this replica's share ({@code Wiring.acquireSynced}, {@code acquireOwned}), labels
+ *   what it writes, registers with the sharder and moves a parent another shard owns instead of syncing it ({@link
+ *   dev.metareactor.engine.controller.ObjectSync.Placement}, {@code shard/ShardMover}).</li>
  * </ul>
  *
  * <h2>Threads</h2>
  *
  * <p>Routers run on the informers' serial workers and only read caches and enqueue. Syncs run on the work queue's
  * workers and never block: every API call and hook call is a {@code Mono}. {@code wire()} runs once, under the
- * controller's lifecycle lock, on a worker thread.
+ * controller's lifecycle lock, on a worker thread; its {@code Wiring} is closed when it returns, so nothing it
+ * offers can be used later (a router keeps only the queue it was given).
  *
  * <h2>Hooks</h2>
  *
@@ -83,8 +90,11 @@
  *   its {@link
  *   dev.metareactor.engine.controller.ObjectSync.Shape} (the request's and answer's field names).</li>
  *   <li>Its hosted controller: extends {@link dev.metareactor.engine.controller.AbstractHostedController} with its
- *   spec, lists its resources, and in {@code wire()} acquires informers ({@code acquire}, {@code childTypes}),
- *   subscribes its router and returns {@code objectSync(kind, shape, relatedObjects())}.</li>
+ *   spec and lists its resources; its {@code wire(wiring, resources)} takes the informers through the {@link
+ *   dev.metareactor.engine.controller.Wiring} ({@code acquireSynced} for what it syncs, {@code childTypes} or
+ *   {@code acquireOwned} for what it writes, {@code acquire} for what it only reads), makes its router with
+ *   {@code wiring.queue()}, {@code subscribe}s it, and returns {@code wiring.objectSync(kind, shape,
+ *   wiring.relatedObjects())}.</li>
  *   <li>Its {@link dev.metareactor.engine.host.ControllerKind}, hosted by a {@link
  *   dev.metareactor.engine.host.ControllerHost} in {@code server/Engine}; its CRD in {@code manifests/production}.</li>
  * </ol>

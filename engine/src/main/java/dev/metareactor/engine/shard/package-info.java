@@ -11,7 +11,9 @@
  *   ({@link dev.metareactor.engine.shard.ShardKeys}), and every object the engine writes for it (children,
  *   attachments, outputs, ControllerRevisions) carries the same label.</li>
  *   <li>Each replica caches only its share: a sharded controller's parent and owned-object informers select that
- *   label with the replica's shard.</li>
+ *   label with the replica's shard. A hosted controller's whole part in this (its informers, the label on what it
+ *   writes, its registration, where each parent is synced, the {@code metareactor_shard_parents} gauge) is its
+ *   {@link dev.metareactor.engine.shard.ShardParticipant}.</li>
  *   <li>Moves: the owner itself moves a parent whose rendezvous winner is another live shard, in a sync of that
  *   parent (so never while the parent's hook is being called): it relabels the parent's owned objects, then the
  *   parent, guarded by its resourceVersion; the new owner's informers then see both. Unassigned parents, and the

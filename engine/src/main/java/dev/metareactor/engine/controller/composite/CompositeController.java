@@ -11,6 +11,7 @@ import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.Wiring;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.controller.rolling.RollingUpdate;
 import dev.metareactor.engine.controller.rolling.Rollout;
@@ -83,27 +84,27 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   }
 
   @Override
-  protected ObjectSync<ParentKey> wire(List<ApiResource> resources) {
-    SyncedResource parents = new SyncedResource(resources.get(0), acquireSynced(resources.get(0)),
-        parent -> spec().parentSelector().matches(parent.labels()), finalizers());
+  protected ObjectSync<ParentKey> wire(Wiring<ParentKey> wiring, List<ApiResource> resources) {
+    SyncedResource parents = new SyncedResource(resources.get(0), wiring.acquireSynced(resources.get(0)),
+        parent -> spec().parentSelector().matches(parent.labels()), wiring.finalizers());
     int childCount = spec().children().size();
-    List<ChildType> childTypes = childTypes(spec().children(), resources.subList(1, 1 + childCount));
+    List<ChildType> childTypes = wiring.childTypes(spec().children(), resources.subList(1, 1 + childCount));
     ChildClaimer claimer = new ChildClaimer(context().api());
-    RollingUpdate rollingUpdate = rolling() ? rollingUpdate(parents.resource(), childTypes,
+    RollingUpdate rollingUpdate = rolling() ? rollingUpdate(wiring, parents.resource(), childTypes,
         resources.get(1 + childCount), claimer) : null;
-    RelatedObjects<ParentKey> related = relatedObjects();
-    CompositeRouter router = new CompositeRouter(spec(), parents, this::enqueue, related::forget);
-    subscribe(parents.informer(), "parent", router::onParentEvent);
+    RelatedObjects<ParentKey> related = wiring.relatedObjects();
+    CompositeRouter router = new CompositeRouter(spec(), parents, wiring.queue(), related::forget);
+    wiring.subscribe(parents.informer(), "parent", router::onParentEvent);
     for (ChildType type : childTypes) {
-      subscribe(type.informer(), "child", router::onChildEvent);
+      wiring.subscribe(type.informer(), "child", router::onChildEvent);
     }
-    return objectSync(new CompositeSync(spec(), parents, childTypes, claimer, context().api(), rollingUpdate),
+    return wiring.objectSync(new CompositeSync(spec(), parents, childTypes, claimer, context().api(), rollingUpdate),
         CompositeSync.SHAPE, related);
   }
 
   /** The rollout of the rolling child types, with the ControllerRevision informer taken. */
-  private RollingUpdate rollingUpdate(ApiResource parent, List<ChildType> childTypes, ApiResource revisionResource,
-      ChildClaimer claimer) {
+  private RollingUpdate rollingUpdate(Wiring<ParentKey> wiring, ApiResource parent, List<ChildType> childTypes,
+      ApiResource revisionResource, ChildClaimer claimer) {
     List<Rollout.Rule> rules = new ArrayList<>();
     for (int i = 0; i < childTypes.size(); i++) {
       ChildResourceRule rule = spec().children().get(i);
@@ -112,8 +113,9 @@ public final class CompositeController extends AbstractHostedController<ParentKe
         rules.add(new Rollout.Rule(type.group(), type.kind(), rule.updateMethod(), rule.statusChecks()));
       }
     }
-    ChildType revisions = new ChildType(revisionResource, acquireOwned(revisionResource), UpdateMethod.ON_DELETE);
+    ChildType revisions = new ChildType(revisionResource, wiring.acquireOwned(revisionResource),
+        UpdateMethod.ON_DELETE);
     return new RollingUpdate(parent, spec().revisionFieldPaths(), spec().generateSelector(), rules, revisions,
-        claimer, context().api(), applier(), ownLabels(), workers());
+        claimer, context().api(), wiring.applier(), wiring.ownLabels(), wiring.workers());
   }
 }

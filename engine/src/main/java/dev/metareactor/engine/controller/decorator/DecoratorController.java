@@ -7,6 +7,7 @@ import dev.metareactor.engine.controller.AbstractHostedController;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.Wiring;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.host.ControllerContext;
@@ -54,25 +55,25 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
   }
 
   @Override
-  protected ObjectSync<TargetKey> wire(List<ApiResource> resources) {
+  protected ObjectSync<TargetKey> wire(Wiring<TargetKey> wiring, List<ApiResource> resources) {
     List<TargetType> targetTypes = new ArrayList<>();
     for (int i = 0; i < spec().targets().size(); i++) {
       ApiResource resource = resources.get(i);
       DecoratorControllerSpec.Target rule = spec().targets().get(i);
-      targetTypes.add(new TargetType(new SyncedResource(resource, acquireSynced(resource),
-          target -> DecoratorRouter.selected(rule, target), finalizers()), rule));
+      targetTypes.add(new TargetType(new SyncedResource(resource, wiring.acquireSynced(resource),
+          target -> DecoratorRouter.selected(rule, target), wiring.finalizers()), rule));
     }
-    List<ChildType> attachmentTypes = childTypes(spec().attachments(),
+    List<ChildType> attachmentTypes = wiring.childTypes(spec().attachments(),
         resources.subList(spec().targets().size(), resources.size()));
-    RelatedObjects<TargetKey> related = relatedObjects();
-    DecoratorRouter router = new DecoratorRouter(targetTypes, this::enqueue, related::forget);
+    RelatedObjects<TargetKey> related = wiring.relatedObjects();
+    DecoratorRouter router = new DecoratorRouter(targetTypes, wiring.queue(), related::forget);
     for (TargetType type : targetTypes) {
-      subscribe(type.synced().informer(), "target", event -> router.onTargetEvent(type, event));
+      wiring.subscribe(type.synced().informer(), "target", event -> router.onTargetEvent(type, event));
     }
     for (ChildType type : attachmentTypes) {
-      subscribe(type.informer(), "attachment", router::onAttachmentEvent);
+      wiring.subscribe(type.informer(), "attachment", router::onAttachmentEvent);
     }
-    return objectSync(new DecoratorSync(spec(), targetTypes, attachmentTypes, context().api()), DecoratorSync.SHAPE,
-        related);
+    return wiring.objectSync(new DecoratorSync(spec(), targetTypes, attachmentTypes, context().api()),
+        DecoratorSync.SHAPE, related);
   }
 }

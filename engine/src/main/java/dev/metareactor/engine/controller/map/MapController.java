@@ -7,6 +7,7 @@ import dev.metareactor.engine.controller.AbstractHostedController;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.controller.Wiring;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerKind;
 import dev.metareactor.engine.host.HostedController.Phase;
@@ -66,32 +67,34 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
   }
 
   @Override
-  protected ObjectSync<MapKey> wire(List<ApiResource> resources) {
+  protected ObjectSync<MapKey> wire(Wiring<MapKey> wiring, List<ApiResource> resources) {
     int inputCount = spec().inputs().size();
-    SyncedResource parents = new SyncedResource(resources.get(0), acquireSynced(resources.get(0)),
-        parent -> spec().parentSelector().matches(parent.labels()), finalizers());
+    SyncedResource parents = new SyncedResource(resources.get(0), wiring.acquireSynced(resources.get(0)),
+        parent -> spec().parentSelector().matches(parent.labels()), wiring.finalizers());
     Map<ApiResource, InformerLease> inputs = new LinkedHashMap<>();
     for (ApiResource resource : resources.subList(1, 1 + inputCount)) {
-      inputs.put(resource, acquire(resource));
+      inputs.put(resource, wiring.acquire(resource));
     }
-    List<ChildType> outputs = childTypes(spec().outputs(), resources.subList(1 + inputCount, resources.size()));
+    List<ChildType> outputs = wiring.childTypes(spec().outputs(),
+        resources.subList(1 + inputCount, resources.size()));
     MapSync.Inputs inputCaches = MapSync.Inputs.of(inputs);
     List<ApiResource> inputResources = List.copyOf(inputs.keySet());
-    MapSync sync = new MapSync(spec(), parents, inputResources, inputCaches, outputs, chosenHook("tombstone"),
+    MapSync sync = new MapSync(spec(), parents, inputResources, inputCaches, outputs, wiring.chosenHook("tombstone"),
         parent -> Objects.requireNonNull(status, "made before events are routed").changed(parent));
     status = new MapStatus(KIND + " " + name(), parents, inputResources,
         parent -> inputCounts(sync, parent, inputResources), outputs, context().api(), context().events()::record,
         context().scheduling().work(), context().scheduling().nanoTime(), () -> phase() == Phase.RUNNING);
-    onStop(status::close);
-    MapRouter router = new MapRouter(parents, sync::keysOf, sync::inputOf, this::enqueue, status::changed,
+    wiring.onStop(status::close);
+    MapRouter router = new MapRouter(parents, sync::keysOf, sync::inputOf, wiring.queue(), status::changed,
         status::forget);
-    subscribe(parents.informer(), "parent", router::onParentEvent);
+    wiring.subscribe(parents.informer(), "parent", router::onParentEvent);
     inputs.forEach((resource, informer) ->
-        subscribe(informer, "input", event -> router.onInputEvent(resource, event)));
+        wiring.subscribe(informer, "input", event -> router.onInputEvent(resource, event)));
     for (ChildType type : outputs) {
-      subscribe(type.informer(), "output", router::onOutputEvent);
+      wiring.subscribe(type.informer(), "output", router::onOutputEvent);
     }
-    return objectSync(sync, MapSync.SHAPE, relatedObjects(), new ObjectSync.Hooks(chosenHook("map"), null));
+    return wiring.objectSync(sync, MapSync.SHAPE, wiring.relatedObjects(),
+        new ObjectSync.Hooks(wiring.chosenHook("map"), null));
   }
 
   /** How many inputs of each input resource {@code parent} selects (what its status counts). */

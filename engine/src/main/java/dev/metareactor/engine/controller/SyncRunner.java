@@ -1,0 +1,122 @@
+package dev.metareactor.engine.controller;
+
+import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.hook.RetryAfterException;
+import dev.metareactor.engine.kube.WriteFence;
+import dev.metareactor.engine.queue.Outcome;
+import dev.metareactor.engine.shard.Handover;
+import dev.metareactor.http.AnswerScope;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.spi.LoggingEventBuilder;
+import reactor.core.publisher.Mono;
+
+/**
+ * Runs one sync of one key to the work queue's outcome, never to an error: a failure records a Warning
+ * {@code SyncError} ({@code Sync error: ...}) on the object and backs it off; a 429, a write conflict, a related
+ * informer still filling its cache and a parent handed over before its owned objects are cached re-queue it without
+ * an Event; a replica the {@link WriteFence} refuses calls no hook. Each run is counted and timed in
+ * {@link SyncMetrics}, and its log lines carry {@code controller}, {@code kind}, {@code key} and {@code sync} (the
+ * run's number in this process) as fields of their own, so that a log query can follow one parent or one run.
+ *
+ * @param <K> the work-queue key
+ */
+final class SyncRunner<K extends SyncKey> {
+
+  /** Numbers the syncs of the process, for their log lines. */
+  private static final AtomicLong SYNC_RUNS = new AtomicLong();
+
+  private final Logger log;
+  private final String kind;
+  private final String name;
+  private final ObjectSync<K> sync;
+  private final SyncMetrics metrics;
+  private final WriteFence fence;
+  private final EventRecorder events;
+  /** Whether the last sync was refused by the {@link WriteFence} (logged at info once, not for every key). */
+  private final AtomicBoolean fenced = new AtomicBoolean();
+
+  /**
+   * @param log the controller's logger
+   * @param kind the controller object's kind
+   * @param name the controller object's name
+   */
+  SyncRunner(Logger log, String kind, String name, ObjectSync<K> sync, SyncMetrics metrics, WriteFence fence,
+      EventRecorder events) {
+    this.log = Objects.requireNonNull(log, "log");
+    this.kind = Objects.requireNonNull(kind, "kind");
+    this.name = Objects.requireNonNull(name, "name");
+    this.sync = Objects.requireNonNull(sync, "sync");
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.fence = Objects.requireNonNull(fence, "fence");
+    this.events = Objects.requireNonNull(events, "events");
+  }
+
+  /** One run of {@code key}; whatever happens ends in an outcome for the queue. */
+  Mono<Outcome> run(K key) {
+    long run = SYNC_RUNS.incrementAndGet();
+    long start = metrics.started();
+    // The hook answers of the run count against the hook client's memory budget until it ends: it holds them.
+    return AnswerScope.around(Mono.defer(() -> {
+          // A replica that may not act for its lease any more (a process stopped past it and woken up) does not
+          // even call a hook: the parent may be another replica's by now.
+          String refusal = fence.refusal();
+          return refusal != null ? Mono.error(new WriteFence.Refused("hook call", refusal)) : sync.sync(key);
+        }))
+        .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
+        .doOnNext(outcome -> fenced.set(false))
+        .onErrorResume(WriteFence.Refused::in, e -> {
+          // Said once until a sync goes through again; each key is retried after its backoff meanwhile.
+          syncLine(fenced.compareAndSet(false, true) ? log.atInfo() : log.atDebug(), key, run)
+              .log("{} {}: sync of {} stopped: {}", kind, name, key, e.getMessage());
+          return Mono.just(Outcome.failed());
+        })
+        .onErrorResume(RetryAfterException.class, e -> {
+          syncLine(log.atDebug(), key, run).log("{} {}: hook asked to retry {} after {}", kind, name, key, e.delay());
+          return Mono.just(Outcome.retryAfter(e.delay()));
+        })
+        .onErrorResume(WriteConflicts::only, e -> {
+          syncLine(log.atDebug(), key, run).log("{} {}: a write for {} conflicted with a newer change; syncing again",
+              kind, name, key);
+          return Mono.just(Outcome.failed());
+        })
+        .onErrorResume(RelatedObjects.NotSyncedException.class, e -> {
+          syncLine(log.atDebug(), key, run).log("{} {}: {}; syncing {} again", kind, name, e.getMessage(), key);
+          return Mono.just(Outcome.failed());
+        })
+        .onErrorResume(Handover.LaggingException.class, e -> {
+          // Handed over from another shard: its owned objects' events are on their way (and re-queue it).
+          syncLine(log.atDebug(), key, run).log("{} {}: {}; syncing {} once they are cached", kind, name,
+              e.getMessage(), key);
+          return Mono.just(Outcome.retryAfter(Handover.RECHECK));
+        })
+        .onErrorResume(e -> {
+          reportSyncError(key, run, e);
+          return Mono.just(Outcome.failed());
+        })
+        .doOnNext(outcome -> metrics.ended(start, switch (outcome.kind()) {
+          case FAILED -> SyncMetrics.Result.ERROR;
+          case RETRY_AFTER -> SyncMetrics.Result.REQUEUE;
+          case SUCCESS -> outcome.after().isZero() ? SyncMetrics.Result.SUCCESS : SyncMetrics.Result.REQUEUE_AFTER;
+          case CANCELLED -> SyncMetrics.Result.ERROR;
+        }))
+        .doOnCancel(() -> metrics.ended(start, SyncMetrics.Result.ERROR));
+  }
+
+  private LoggingEventBuilder syncLine(LoggingEventBuilder line, K key, long run) {
+    return line.addKeyValue("controller", name).addKeyValue("kind", kind).addKeyValue("key", key.toString())
+        .addKeyValue("sync", run);
+  }
+
+  private void reportSyncError(K key, long run, Throwable error) {
+    String message = error.getMessage() == null ? error.getClass().getName() : error.getMessage();
+    syncLine(log.atWarn(), key, run).log("{} {}: sync of {} failed: {}", kind, name, key, message);
+    syncLine(log.atDebug(), key, run).setCause(error).log("{} {}: sync of {} failed", kind, name, key);
+    sync.cached(key).ifPresent(object ->
+        events.record(object, key.about(), EventRecorder.Type.Warning, "SyncError",
+            "Sync error: " + key.about() + message));
+  }
+}
