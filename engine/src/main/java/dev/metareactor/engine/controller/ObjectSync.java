@@ -1,7 +1,6 @@
 package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
-import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookCaller;
@@ -18,7 +17,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,18 +33,21 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>the object from the informer cache (gone, or not this controller's: done);</li>
  *   <li>the finalizer: added to a selected object that is not being deleted when the controller has a finalize
  *       hook, removed when it has none (which may make the object none of this controller's business);</li>
- *   <li>the hook, chosen once: {@code finalize} when the object is being deleted or no longer selected and the
- *       controller has a finalize hook, else {@code sync};</li>
- *   <li>the objects it owns as the kind observes them ({@link Kind#plan}) and its related objects;</li>
- *   <li>the request {@code {controller, <object>, <owned>, related, finalizing}}, the call, the answer parsed and
- *       checked whole by the kind before anything is written ({@link Plan#answer}: a rolling CompositeController
- *       calls once per ControllerRevision and writes its revisions here);</li>
+ *   <li>the kind's {@link Plan} ({@link Kind#plan}), and from it the hook, chosen once: the one the plan names
+ *       (a MapController's {@code map} or {@code tombstone}), else {@code finalize} when the object is being deleted
+ *       or no longer selected and the controller has a finalize hook, else {@code sync}; or none, when the plan
+ *       keeps nothing ({@link Plan.KeepNothing}: no call, every owned object deleted as below);</li>
+ *   <li>the objects it owns as the plan observes them, and its related objects;</li>
+ *   <li>the request {@code {controller, <object>, <kind's fields>, <owned>, related, finalizing}}, the call, the
+ *       answer parsed and checked whole by the kind before anything is written ({@link Plan.Answering}: a rolling
+ *       CompositeController calls once per ControllerRevision and writes its revisions here);</li>
  *   <li>the owned objects converged ({@link ChildrenManager}), unless the hook said {@code finalized}, or the object
  *       is being deleted and either not held by our finalizer or in the garbage collector's hands; a sync answer
  *       that would delete owned objects by mistake is reported or, under {@code metareactor.dev/delete-guard},
  *       refused before anything is written ({@link DeleteGuard});</li>
  *   <li>the kind's own writes to the object (status, labels...), even when some owned-object writes failed;</li>
- *   <li>when finalizing and the hook answered {@code finalized: true}, the finalizer removed;</li>
+ *   <li>when the finalize hook ({@link ChosenHook.Purpose#FINALIZE}) answered {@code finalized: true}, the
+ *       finalizer removed;</li>
  *   <li>then the first failure, if any, fails the sync; else it completes with the hook's resync delay.</li>
  * </ol>
  *
@@ -59,28 +60,8 @@ public final class ObjectSync<K extends SyncKey> {
 
   private static final Logger LOG = LoggerFactory.getLogger(ObjectSync.class);
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-
-  /** What a controller kind brings to the sync. */
-  public interface Kind<K extends SyncKey> {
-
-    /** The resources whose objects the controller syncs. */
-    List<SyncedResource> resources();
-
-    /** The synced resource {@code key} is of; empty for a key of none (a resource no longer targeted). */
-    Optional<SyncedResource> resourceOf(K key);
-
-    /**
-     * The keys a periodic resync enqueues for {@code object}, of {@code type}: its own key, or (MapController) one
-     * per unit of work about it.
-     */
-    List<K> keysOf(SyncedResource type, KubeObject object);
-
-    /**
-     * The kind's part of one sync of {@code key}, about {@code object}, whose tree (sent to the hook) is
-     * {@code json}.
-     */
-    Plan plan(K key, SyncedObject object, ObjectNode json);
-  }
+  /** What {@link Plan.KeepNothing} converges as: no Events, no resync, not finalized. */
+  private static final SyncResponse NO_ANSWER = new SyncResponse(null, List.of(), null, false, List.of());
 
   /**
    * The names in a kind's requests and answers.
@@ -100,107 +81,27 @@ public final class ObjectSync<K extends SyncKey> {
     }
   }
 
-  /** The kind's part of one sync. */
-  public interface Plan {
-
-    /** The objects the synced object owns, as its hook sees them; an entry for every declared type. */
-    Mono<Map<ChildType, List<KubeObject>>> owned();
-
-    /** The hook this sync calls instead of {@code chosen}, the one the synced object's state chose. */
-    default @Nullable ChosenHook hook(@Nullable ChosenHook chosen) {
-      return chosen;
-    }
-
-    /** Adds the kind's own fields to the request (a MapController's {@code mapKey} and {@code input}). */
-    default void complete(ObjectNode request) {}
-
-    /** What the call is about for the hook client's ETag cache: the synced object, or a part of it. */
-    default HookCaller.RootObject root(HookCaller.RootObject synced) {
-      return synced;
-    }
-
-    /**
-     * Checks the whole answer before anything is written.
-     *
-     * @throws dev.metareactor.engine.hook.HookResponseException naming what is wrong
-     */
-    Answer check(SyncResponse response, JsonNode body);
-
-    /**
-     * Calls the hook and checks its answer whole before anything is written: by default one call with the request
-     * as built, checked by {@link #check}. A kind may call it more than once and combine the answers (a rolling
-     * CompositeController calls it once per ControllerRevision), and may write here what must be written before the
-     * owned objects (those revisions).
-     *
-     * @param observed the owned objects, as the request carries them
-     */
-    default Mono<Checked> answer(HookCall hook, Map<ChildType, List<KubeObject>> observed) {
-      return hook.call().map(reply -> new Checked(reply.response(), check(reply.response(), reply.body())));
-    }
-  }
-
-  /** A call of the chosen hook with the request the sync built (the synced object, its owned and related objects). */
-  public interface HookCall {
-
-    /** Calls the hook with the request as built; the answer parsed. */
-    Mono<Reply> call();
-
-    /**
-     * Calls it with {@code object} in the synced object's place (the parent as an older ControllerRevision recorded
-     * it); {@code variant} names that version of the object, and keeps its ETag cache entry apart.
-     */
-    Mono<Reply> call(ObjectNode object, String variant);
-
-    /**
-     * Refuses, under the controller's {@code metareactor.dev/delete-guard}, an answer of {@link #call()} whose
-     * desired owned objects would delete observed ones by mistake ({@link DeleteGuard#check}). The sync checks the
-     * answer it converges itself; a kind calls this only when it writes something before that (a rolling
-     * CompositeController's revisions), so that a refused answer writes nothing.
-     *
-     * @param desired the owned objects the answer asks for, as checked by the kind
-     * @throws dev.metareactor.engine.hook.HookResponseException naming the rule and the counts
-     */
-    void checkDeletions(SyncResponse answer, List<DesiredChild> desired);
-  }
-
-  /** A parsed answer and the body it was parsed from. */
-  public record Reply(SyncResponse response, JsonNode body) {}
-
   /**
-   * An answer checked by the kind, with the response the sync follows for {@code resyncAfterSeconds} and
-   * {@code finalized}.
-   */
-  public record Checked(SyncResponse response, Answer answer) {}
-
-  /**
-   * An answer checked by the kind.
-   *
-   * @param desired the owned objects to converge to
-   * @param keptAsTheyAre the UIDs of owned objects to leave exactly as they are, whatever {@code desired} says (a
-   *     tombstone hook's answer: detached outputs it keeps)
-   * @param ownWrites the kind's writes to the synced object; completes with whether it is still the object synced
-   *     (not gone, not replaced by a namesake), so that the finalizer may be removed from it
-   */
-  public record Answer(List<DesiredChild> desired, Set<String> keptAsTheyAre, Supplier<Mono<Boolean>> ownWrites) {
-    public Answer {
-      desired = List.copyOf(desired);
-      keptAsTheyAre = Set.copyOf(keptAsTheyAre);
-      Objects.requireNonNull(ownWrites, "ownWrites");
-    }
-
-    /** The owned objects converged to {@code desired}, then the kind's writes. */
-    public Answer(List<DesiredChild> desired, Supplier<Mono<Boolean>> ownWrites) {
-      this(desired, Set.of(), ownWrites);
-    }
-  }
-
-  /**
-   * The hooks the sync may call; either may be absent.
+   * The hooks the synced object's state chooses from ({@link Plan#call}); either may be absent.
    *
    * @param syncHook the sync hook, or {@code null}
-   * @param finalizeHook the finalize hook, or {@code null}
+   * @param finalizeHook the finalize hook, or {@code null}: then the controller puts no finalizer on objects (and
+   *     removes its own)
    */
-  public record Hooks(@Nullable ChosenHook syncHook, @Nullable ChosenHook finalizeHook) {}
+  public record Hooks(@Nullable ChosenHook syncHook, @Nullable ChosenHook finalizeHook) {
+
+    /** No hook chosen by state: a kind whose plans name their hooks (MapController). */
+    public static final Hooks NONE = new Hooks(null, null);
+
+    public Hooks {
+      if (syncHook != null && syncHook.purpose() != ChosenHook.Purpose.DESIRED_STATE) {
+        throw new IllegalArgumentException("the sync hook says the desired state, not " + syncHook.purpose());
+      }
+      if (finalizeHook != null && !finalizeHook.finalizing()) {
+        throw new IllegalArgumentException("the finalize hook finalizes, not " + finalizeHook.purpose());
+      }
+    }
+  }
 
   private final Kind<K> kind;
   private final Shape shape;
@@ -356,63 +257,72 @@ public final class ObjectSync<K extends SyncKey> {
 
   private Mono<Optional<Duration>> syncObject(K key, SyncedObject synced) {
     KubeObject object = synced.object();
-    boolean finalize = hooks.finalizeHook() != null && (object.deleting() || !synced.type().selects(object));
     ObjectNode json = object.toTree();
+    String uid = object.storedUid();
     Plan plan = kind.plan(key, synced, json);
-    ChosenHook hook = plan.hook(finalize ? hooks.finalizeHook() : hooks.syncHook());
+    Mono<Map<ChildType, List<KubeObject>>> observed =
+        plan.owned().map(cached -> written.observedWith(key, uid, cached));
+    if (plan instanceof Plan.KeepNothing nothing) {
+      // No hook to ask, nothing to show one: converged as to an answer that keeps nothing and says nothing else.
+      Answer.Checked keepNothing = new Answer.Checked(NO_ANSWER, new Answer(List.of(), nothing.ownWrites()));
+      return observed.flatMap(owned -> converge(key, synced, owned, keepNothing, false, false,
+          written.recorder(key, uid)));
+    }
+    Plan.Call planned = (Plan.Call) plan;
+    boolean finalize = hooks.finalizeHook() != null && (object.deleting() || !synced.type().selects(object));
+    ChosenHook hook = planned.hook() != null ? planned.hook() : finalize ? hooks.finalizeHook() : hooks.syncHook();
     if (hook == null) {
       return Mono.error(new IllegalStateException("sync hook not defined for " + controller));
     }
-    HookCaller.RootObject root = plan.root(new HookCaller.RootObject(object.kind(), object.namespace(),
-        object.name()));
-    String uid = object.storedUid();
-    // Only a sync (or map) answer about an object that is not being deleted is held to the delete rules: a finalize
-    // or tombstone answer tears down, deleting is what it is for; a sync of an object being deleted deletes nothing.
-    boolean guarded = hook == hooks.syncHook() && !object.deleting();
-    return plan.owned()
-        .map(cached -> written.observedWith(key, uid, cached))
-        .zipWhen(observed -> related.of(key, object, json, synced.resource(), hook.version()))
+    HookCaller.RootObject root = planned.root();
+    // Only an answer of the desired state about an object that is not being deleted is held to the delete rules: a
+    // finalize or tombstone answer tears down, deleting is what it is for; a sync of an object being deleted deletes
+    // nothing.
+    boolean guarded = hook.purpose() == ChosenHook.Purpose.DESIRED_STATE && !object.deleting();
+    return observed
+        .zipWhen(owned -> related.of(key, object, json, synced.resource(), hook.version()))
         .flatMap(observedAndRelated -> {
-          Map<ChildType, List<KubeObject>> observed = observedAndRelated.getT1();
+          Map<ChildType, List<KubeObject>> owned = observedAndRelated.getT1();
           ObjectNode relatedObjects = observedAndRelated.getT2();
-          HookCall call = new HookCall() {
+          HookCall hookCall = new HookCall() {
             @Override
-            public Mono<Reply> call() {
-              return invoke(request(synced, json, observed, relatedObjects, hook, plan), hook, root);
+            public Mono<HookCall.Reply> call() {
+              return invoke(request(synced, json, owned, relatedObjects, hook, planned.fields()), hook, root);
             }
 
             @Override
-            public Mono<Reply> call(ObjectNode variantJson, String variant) {
-              return invoke(request(synced, variantJson, observed, relatedObjects, hook, plan), hook,
+            public Mono<HookCall.Reply> call(ObjectNode variantJson, String variant) {
+              return invoke(request(synced, variantJson, owned, relatedObjects, hook, planned.fields()), hook,
                   new HookCaller.RootObject(root.kind(), root.namespace(), root.name() + "@" + variant));
             }
 
             @Override
             public void checkDeletions(SyncResponse answer, List<DesiredChild> desired) {
               if (guarded) {
-                deleteGuard.check(answer, observed, desired);
+                deleteGuard.check(answer, owned, desired);
               }
             }
           };
-          return plan.answer(call, observed)
-              .flatMap(checked -> converge(key, synced, observed, checked, hook, guarded,
+          return planned.answering().answer(hookCall, owned)
+              .flatMap(checked -> converge(key, synced, owned, checked, hook.finalizing(), guarded,
                   written.recorder(key, uid)));
         });
   }
 
-  private Mono<Reply> invoke(ObjectNode request, ChosenHook hook, HookCaller.RootObject root) {
+  private Mono<HookCall.Reply> invoke(ObjectNode request, ChosenHook hook, HookCaller.RootObject root) {
     return hook.caller().call(request, root)
-        .map(body -> new Reply(SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
+        .map(body -> new HookCall.Reply(SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
             hook.unknownFields(), field -> LOG.debug("{}: {} hook answered unknown field {} for {}", controller,
                 hook.name(), field, root)), body));
   }
 
+  /** {@code {controller, <object>, <kind's fields>, <owned>, related, finalizing}}. */
   private ObjectNode request(SyncedObject synced, ObjectNode json, Map<ChildType, List<KubeObject>> observed,
-      ObjectNode relatedObjects, ChosenHook hook, Plan plan) {
+      ObjectNode relatedObjects, ChosenHook hook, ObjectNode kindFields) {
     ObjectNode request = NODES.objectNode();
     request.set("controller", controllerObject);
     request.set(shape.objectField(), json);
-    plan.complete(request);
+    request.setAll(kindFields);
     ObjectNode map = request.putObject(shape.ownedField());
     boolean namespaced = synced.resource().namespaced();
     observed.forEach((type, objects) -> {
@@ -430,13 +340,16 @@ public final class ObjectSync<K extends SyncKey> {
     return request;
   }
 
-  /** @param guarded whether the answer is held to the delete rules ({@link DeleteGuard}) */
+  /**
+   * @param finalizing whether the finalize hook answered: then {@code finalized: true} lets the finalizer go
+   * @param guarded whether the answer is held to the delete rules ({@link DeleteGuard})
+   */
   private Mono<Optional<Duration>> converge(K key, SyncedObject synced, Map<ChildType, List<KubeObject>> observed,
-      Checked checked, ChosenHook hook, boolean guarded, WrittenChildren.Recorder recorder) {
+      Answer.Checked checked, boolean finalizing, boolean guarded, WrittenChildren.Recorder recorder) {
     KubeObject object = synced.object();
     SyncResponse response = checked.response();
     Answer answer = checked.answer();
-    boolean finalized = hook.finalizing() && response.finalized();
+    boolean finalized = finalizing && response.finalized();
     boolean manage = !finalized
         && (!object.deleting() || (hooks.finalizeHook() != null && finalizers.mayManageChildrenWhileDeleting(object)));
     Map<ChildType, List<KubeObject>> converging = without(observed, answer.keptAsTheyAre());
@@ -471,33 +384,5 @@ public final class ObjectSync<K extends SyncKey> {
     observed.forEach((type, objects) ->
         rest.put(type, objects.stream().filter(object -> !uids.contains(object.uid())).toList()));
     return rest;
-  }
-
-  /**
-   * The hook a sync calls, carried as one value.
-   *
-   * @param name {@code sync} or {@code finalize}
-   * @param caller calls it
-   * @param spec its spec (version and {@code responseUnMarshallMode})
-   */
-  public record ChosenHook(String name, HookCaller caller, HookSpec spec) {
-
-    public ChosenHook {
-      Objects.requireNonNull(name, "name");
-      Objects.requireNonNull(caller, "caller");
-      Objects.requireNonNull(spec, "spec");
-    }
-
-    public HookSpec.HookVersion version() {
-      return spec.version();
-    }
-
-    public SyncResponse.UnknownFields unknownFields() {
-      return SyncResponse.UnknownFields.of(spec);
-    }
-
-    public boolean finalizing() {
-      return name.equals("finalize");
-    }
   }
 }

@@ -198,12 +198,14 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
         new HookIdentity(type, name, kind))).orElse(null);
   }
 
-  /** The hook named {@code type} as a sync calls it, or {@code null} when the object has none. */
-  public ObjectSync.@Nullable ChosenHook chosenHook(String type) {
+  /**
+   * The hook named {@code type} as a sync calls it, for {@code purpose}, or {@code null} when the object has none.
+   */
+  public @Nullable ChosenHook chosenHook(String type, ChosenHook.Purpose purpose) {
     open("chosenHook");
     return Objects.requireNonNull(hookConfigs.get(type), "a hook the kind declares")
-        .map(config -> new ObjectSync.ChosenHook(type,
-            Objects.requireNonNull(hook(type), "a hook the object defines has a caller"), config.hook()))
+        .map(config -> new ChosenHook(type,
+            Objects.requireNonNull(hook(type), "a hook the object defines has a caller"), config.hook(), purpose))
         .orElse(null);
   }
 
@@ -225,16 +227,20 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
 
   /**
    * The sync the workers run: {@code syncKind}'s part within {@link ObjectSync}, with this controller's sync and
-   * finalize hooks, its related objects (from {@link #relatedObjects}) and its finalizer.
+   * finalize hooks to choose from by the synced object's state, its related objects (from {@link #relatedObjects})
+   * and its finalizer.
    */
-  public ObjectSync<K> objectSync(ObjectSync.Kind<K> syncKind, ObjectSync.Shape shape,
-      RelatedObjects<K> relatedObjects) {
+  public ObjectSync<K> objectSync(Kind<K> syncKind, ObjectSync.Shape shape, RelatedObjects<K> relatedObjects) {
     return objectSync(syncKind, shape, relatedObjects,
-        new ObjectSync.Hooks(chosenHook("sync"), chosenHook("finalize")));
+        new ObjectSync.Hooks(chosenHook("sync", ChosenHook.Purpose.DESIRED_STATE),
+            chosenHook("finalize", ChosenHook.Purpose.FINALIZE)));
   }
 
-  /** The same with the kind's own hooks in the sync and finalize places (either may be {@code null}). */
-  public ObjectSync<K> objectSync(ObjectSync.Kind<K> syncKind, ObjectSync.Shape shape,
+  /**
+   * The same with {@code hooks} to choose from by state ({@link ObjectSync.Hooks#NONE} for a kind whose plans name
+   * their hooks).
+   */
+  public ObjectSync<K> objectSync(Kind<K> syncKind, ObjectSync.Shape shape,
       RelatedObjects<K> relatedObjects, ObjectSync.Hooks hooks) {
     open("objectSync");
     ParentEvents events = context.events()::record;

@@ -12,7 +12,11 @@
  *   <li>{@link dev.metareactor.engine.controller.SyncRunner}: one sync of one key to the queue's outcome, its
  *   {@code SyncError} Event, log fields and metrics ({@link dev.metareactor.engine.controller.SyncMetrics}).</li>
  *   <li>{@link dev.metareactor.engine.controller.ObjectSync}: the one sync skeleton (finalizer, the chosen hook,
- *   request, answer checked whole, owned objects converged, the kind's own writes, finalizer, outcome).</li>
+ *   request, answer checked whole, owned objects converged, the kind's own writes, finalizer, outcome), and what a
+ *   kind brings to it: a {@link dev.metareactor.engine.controller.Kind} whose {@link
+ *   dev.metareactor.engine.controller.Plan} of each sync is a value, a hook's {@link
+ *   dev.metareactor.engine.controller.Answer} checked whole, the {@link dev.metareactor.engine.controller.ChosenHook}
+ *   with its purpose (desired state, finalize, tear down).</li>
  *   <li>{@link dev.metareactor.engine.controller.SyncedResource}: a resource whose objects a controller syncs, and the
  *   one rule for which of them it is responsible for (selected, or holding its finalizer); ControllerRef routing.</li>
  *   <li>{@link dev.metareactor.engine.controller.ChildClaimer} (adopt and release by selector and ControllerRef),
@@ -51,7 +55,10 @@
  * <p>{@code sync}: the desired state of a synced object's owned objects (and the kind's own fields); {@code finalize}:
  * the same while the object is being deleted or no longer selected, until it answers {@code finalized: true}; {@code
  * customize}: which related objects the other two are shown. A kind declares the hooks it has by name; a hook's {@code
- * version} ({@code v1}, {@code v2}) decides how objects are keyed in its requests.
+ * version} ({@code v1}, {@code v2}) decides how objects are keyed in its requests. What a hook's answer is for is
+ * data, its {@link dev.metareactor.engine.controller.ChosenHook.Purpose}, given where the kind takes the hook
+ * ({@code Wiring.chosenHook}): only a {@code FINALIZE} hook's requests say {@code finalizing: true} and its {@code
+ * finalized: true} lets the finalizer go; only a {@code DESIRED_STATE} answer is held to the delete rules.
  *
  * <h2>Adding a hook field</h2>
  *
@@ -64,14 +71,15 @@
  * <ul>
  *   <li>shared by every kind: a constant in {@link dev.metareactor.engine.hook.SyncResponse}, listed in its {@code
  *   SHARED} and read into a component of {@code SyncResponse}, all in that one file;</li>
- *   <li>one kind's: a constant in its {@code ObjectSync.Kind}, listed in its own {@code AnswerFields} (a
- *   DecoratorController's {@code labels} and {@code annotations}), whose {@code names()} make its {@code Shape}'s
- *   {@code otherAnswerFields} and from which its plan reads the values ({@code OWN_FIELDS.read(body)});</li>
+ *   <li>one kind's: a constant in its {@link dev.metareactor.engine.controller.Kind}, listed in its own {@code
+ *   AnswerFields} (a DecoratorController's {@code labels} and {@code annotations}), whose {@code names()} make its
+ *   {@code Shape}'s {@code otherAnswerFields} and from which its plan reads the values ({@code
+ *   OWN_FIELDS.read(body)});</li>
  *   <li>a customize answer's: {@code related/RelatedObjects}' list.</li>
  * </ul>
  *
  * <p>A request field is written in one place and read by no parser of ours: a field every request has in {@code
- * ObjectSync}'s request, a kind's own in its plan ({@code Plan.complete}: a MapController's {@code mapKey} and
+ * ObjectSync}'s request, a kind's own in its plan ({@code Plan.Call.with}: a MapController's {@code mapKey} and
  * {@code input}). The kind's reference page in {@code docs/} lists both.
  *
  * <h2>Adding a controller kind</h2>
@@ -84,11 +92,14 @@
  *   <li>Its router, in its own package {@code controller/<kind>/}: informer events to keys, through {@link
  *   dev.metareactor.engine.controller.SyncedResource#responsibleFor} and {@link
  *   dev.metareactor.engine.controller.SyncedResource#controllerOf}, or an index; never a scan.</li>
- *   <li>Its part of the sync: an {@link dev.metareactor.engine.controller.ObjectSync.Kind} (its synced resources, the
- *   key of an object, and a {@link dev.metareactor.engine.controller.ObjectSync.Plan} per sync: the owned objects the
- *   hook sees, the answer checked whole, its own writes: a status through the controller's {@code StatusWriter}) and
- *   its {@link
- *   dev.metareactor.engine.controller.ObjectSync.Shape} (the request's and answer's field names).</li>
+ *   <li>Its part of the sync: a {@link dev.metareactor.engine.controller.Kind} (its synced resources, the key of an
+ *   object, and a {@link dev.metareactor.engine.controller.Plan} per sync, returned as a value: {@code
+ *   Plan.call(synced, owned, Answering.checkedBy(check))} for the hook the object's state chooses, with {@code
+ *   calling}, {@code about} and {@code with} for a hook of its own, what the call is about and request fields of its
+ *   own, or {@link dev.metareactor.engine.controller.Plan.KeepNothing} when there is no hook to ask; the check
+ *   returns the {@link dev.metareactor.engine.controller.Answer}: the owned objects wanted and its own writes, a
+ *   status through the controller's {@code StatusWriter}) and its
+ *   {@link dev.metareactor.engine.controller.ObjectSync.Shape} (the request's and answer's field names).</li>
  *   <li>Its hosted controller: extends {@link dev.metareactor.engine.controller.AbstractHostedController} with its
  *   spec and lists its resources; its {@code wire(wiring, resources)} takes the informers through the {@link
  *   dev.metareactor.engine.controller.Wiring} ({@code acquireSynced} for what it syncs, {@code childTypes} or

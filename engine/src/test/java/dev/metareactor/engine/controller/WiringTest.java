@@ -116,7 +116,8 @@ class WiringTest {
         () -> wiring.childTypes(List.of(), List.of()).size(), () -> wiring.queue(),
         () -> wiring.subscribe(informers.of(THINGS), "parent", event -> {}), () -> wiring.onStop(() -> {}),
         () -> wiring.finalizers(), () -> wiring.applier(), () -> wiring.ownLabels(), () -> wiring.workers(),
-        () -> wiring.chosenHook("sync"), () -> wiring.relatedObjects());
+        () -> wiring.chosenHook("sync", ChosenHook.Purpose.DESIRED_STATE),
+        () -> wiring.relatedObjects());
     for (ThrowingCallable call : calls) {
       assertThatThrownBy(call).isInstanceOf(IllegalStateException.class).hasMessageContaining("only for wire()");
     }

@@ -1,19 +1,21 @@
 package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.controller.Answer;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.DesiredObjects;
+import dev.metareactor.engine.controller.Kind;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.Plan;
 import dev.metareactor.engine.controller.StatusWriter;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.rolling.RollingUpdate;
 import dev.metareactor.engine.hook.HookResponseException;
-import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.selector.LabelSelector;
@@ -46,7 +48,7 @@ import tools.jackson.databind.node.ObjectNode;
  *       ({@link StatusWriter}).</li>
  * </ul>
  */
-final class CompositeSync implements ObjectSync.Kind<ParentKey> {
+final class CompositeSync implements Kind<ParentKey> {
 
   /** A CompositeController's requests and answers: {@code parent}, {@code children}. */
   static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("parent", "children", Set.of(), true);
@@ -90,33 +92,21 @@ final class CompositeSync implements ObjectSync.Kind<ParentKey> {
   }
 
   @Override
-  public ObjectSync.Plan plan(ParentKey key, SyncedObject synced, ObjectNode json) {
+  public Plan plan(ParentKey key, SyncedObject synced, ObjectNode json) {
     KubeObject parent = synced.object();
     LabelSelector selector = ChildSelector.of(parent, json, spec.generateSelector());
-    return new ObjectSync.Plan() {
-      @Override
-      public Mono<Map<ChildType, List<KubeObject>>> owned() {
-        return claimer.claim(parent, synced.resource(), selector, childTypes);
-      }
-
-      @Override
-      public ObjectSync.Answer check(SyncResponse response, JsonNode body) {
-        return new ObjectSync.Answer(desiredChildren(synced, response.children(), selector),
-            () -> updateStatus(synced, json, response.status()));
-      }
-
-      @Override
-      public Mono<ObjectSync.Checked> answer(ObjectSync.HookCall hook, Map<ChildType, List<KubeObject>> observed) {
-        RollingUpdate rollout = rolling;
-        if (rollout == null || parent.deleting()) {
-          return ObjectSync.Plan.super.answer(hook, observed);
-        }
-        return rollout.sync(synced, json, selector, observed, hook,
-                response -> desiredChildren(synced, response.children(), selector))
-            .map(step -> new ObjectSync.Checked(step.response(), new ObjectSync.Answer(step.desired(),
-                () -> updateStatus(synced, json, step.response().status()))));
-      }
-    };
+    Mono<Map<ChildType, List<KubeObject>>> children =
+        Mono.defer(() -> claimer.claim(parent, synced.resource(), selector, childTypes));
+    RollingUpdate rollout = rolling;
+    if (rollout == null || parent.deleting()) {
+      return Plan.call(synced, children, Plan.Answering.checkedBy((response, body) ->
+          new Answer(desiredChildren(synced, response.children(), selector),
+              () -> updateStatus(synced, json, response.status()))));
+    }
+    return Plan.call(synced, children, (hook, observed) -> rollout.sync(synced, json, selector, observed, hook,
+            response -> desiredChildren(synced, response.children(), selector))
+        .map(step -> new Answer.Checked(step.response(), new Answer(step.desired(),
+            () -> updateStatus(synced, json, step.response().status())))));
   }
 
   /**

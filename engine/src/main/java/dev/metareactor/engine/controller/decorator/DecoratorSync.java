@@ -1,10 +1,13 @@
 package dev.metareactor.engine.controller.decorator;
 
 import dev.metareactor.engine.api.DecoratorControllerSpec;
+import dev.metareactor.engine.controller.Answer;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.DesiredObjects;
+import dev.metareactor.engine.controller.Kind;
 import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.Plan;
 import dev.metareactor.engine.controller.StatusWriter;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
@@ -12,7 +15,6 @@ import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
 import dev.metareactor.engine.hook.AnswerField;
 import dev.metareactor.engine.hook.AnswerFields;
 import dev.metareactor.engine.hook.HookResponseException;
-import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
@@ -42,7 +44,7 @@ import tools.jackson.databind.node.ObjectNode;
  *       only when they differ, and its status replaced ({@link StatusWriter}; {@code null} leaves it).</li>
  * </ul>
  */
-final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
+final class DecoratorSync implements Kind<TargetKey> {
 
   /** The annotation on every attachment: which DecoratorController made it. */
   static final String DECORATOR_ANNOTATION = "metacontroller.k8s.io/decorator-controller";
@@ -94,26 +96,19 @@ final class DecoratorSync implements ObjectSync.Kind<TargetKey> {
   }
 
   @Override
-  public ObjectSync.Plan plan(TargetKey key, SyncedObject synced, ObjectNode json) {
+  public Plan plan(TargetKey key, SyncedObject synced, ObjectNode json) {
     TargetType type = Objects.requireNonNull(targets.get(synced.resource()), "one of the target resources");
-    return new ObjectSync.Plan() {
-      @Override
-      public Mono<Map<ChildType, List<KubeObject>>> owned() {
-        return Mono.just(observedAttachments(type, synced.object()));
-      }
-
-      @Override
-      public ObjectSync.Answer check(SyncResponse response, JsonNode body) {
-        AnswerFields.Values own = OWN_FIELDS.read(body);
-        Map<String, String> labels = own.get(LABELS);
-        Map<String, String> annotations = own.get(ANNOTATIONS);
-        desiredObjects.dropEngineKeys(labels, "labels", synced.object().describe());
-        desiredObjects.dropEngineKeys(annotations, "annotations", synced.object().describe());
-        List<DesiredChild> desired = desiredAttachments(synced, response.children());
-        return new ObjectSync.Answer(desired, () -> updateMetadata(synced, labels, annotations)
-            .flatMap(there -> there ? updateStatus(synced, json, response.status()) : Mono.just(false)));
-      }
-    };
+    return Plan.call(synced, Mono.fromSupplier(() -> observedAttachments(type, synced.object())),
+        Plan.Answering.checkedBy((response, body) -> {
+          AnswerFields.Values own = OWN_FIELDS.read(body);
+          Map<String, String> labels = own.get(LABELS);
+          Map<String, String> annotations = own.get(ANNOTATIONS);
+          desiredObjects.dropEngineKeys(labels, "labels", synced.object().describe());
+          desiredObjects.dropEngineKeys(annotations, "annotations", synced.object().describe());
+          List<DesiredChild> desired = desiredAttachments(synced, response.children());
+          return new Answer(desired, () -> updateMetadata(synced, labels, annotations)
+              .flatMap(there -> there ? updateStatus(synced, json, response.status()) : Mono.just(false)));
+        }));
   }
 
   /** What the target controls and this decorator made: owner index, then the annotation; no scan, no adoption. */

@@ -5,6 +5,7 @@ import dev.metareactor.engine.api.MapControllerSpec;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.controller.AbstractHostedController;
 import dev.metareactor.engine.controller.ChildType;
+import dev.metareactor.engine.controller.ChosenHook;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.Wiring;
@@ -79,7 +80,10 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
         resources.subList(1 + inputCount, resources.size()));
     MapSync.Inputs inputCaches = MapSync.Inputs.of(inputs);
     List<ApiResource> inputResources = List.copyOf(inputs.keySet());
-    MapSync sync = new MapSync(spec(), parents, inputResources, inputCaches, outputs, wiring.chosenHook("tombstone"),
+    ChosenHook tombstone = wiring.chosenHook("tombstone", ChosenHook.Purpose.TEAR_DOWN);
+    ChosenHook map = Objects.requireNonNull(wiring.chosenHook("map", ChosenHook.Purpose.DESIRED_STATE),
+        "a MapController's map hook");
+    MapSync sync = new MapSync(spec(), parents, inputResources, inputCaches, outputs, map, tombstone,
         parent -> Objects.requireNonNull(status, "made before events are routed").changed(parent));
     status = new MapStatus(KIND + " " + name(), parents, inputResources,
         parent -> inputCounts(sync, parent, inputResources), outputs, context().api(), context().events()::record,
@@ -93,8 +97,7 @@ public final class MapController extends AbstractHostedController<MapKey, MapCon
     for (ChildType type : outputs) {
       wiring.subscribe(type.informer(), "output", router::onOutputEvent);
     }
-    return wiring.objectSync(sync, MapSync.SHAPE, wiring.relatedObjects(),
-        new ObjectSync.Hooks(wiring.chosenHook("map"), null));
+    return wiring.objectSync(sync, MapSync.SHAPE, wiring.relatedObjects(), ObjectSync.Hooks.NONE);
   }
 
   /** How many inputs of each input resource {@code parent} selects (what its status counts). */

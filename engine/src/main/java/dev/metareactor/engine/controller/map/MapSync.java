@@ -1,16 +1,18 @@
 package dev.metareactor.engine.controller.map;
 
-import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.MapControllerSpec;
+import dev.metareactor.engine.controller.Answer;
 import dev.metareactor.engine.controller.ChildType;
+import dev.metareactor.engine.controller.ChosenHook;
 import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.DesiredObjects;
+import dev.metareactor.engine.controller.Kind;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
+import dev.metareactor.engine.controller.Plan;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.hook.HookCaller;
-import dev.metareactor.engine.hook.SyncResponse;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
@@ -51,7 +53,7 @@ import tools.jackson.databind.node.ObjectNode;
  *       burst.</li>
  * </ul>
  */
-final class MapSync implements ObjectSync.Kind<MapKey> {
+final class MapSync implements Kind<MapKey> {
 
   /** On every output: the UID of the input it was made from. */
   static final String MAP_KEY_LABEL = "metacontroller.k8s.io/map-key";
@@ -61,15 +63,12 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
   /** A MapController's requests and answers: {@code parent}, {@code outputs}; no related objects, no finalizing. */
   static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("parent", "outputs", Set.of(), false);
 
-  /** What stands in for the tombstone hook when there is none: keep nothing. */
-  private static final JsonNode KEEP_NOTHING = KubeJson.mapper().readTree("{\"outputs\": []}");
-
   private final SyncedResource parents;
   private final List<ApiResource> inputs;
   private final Inputs inputCaches;
   private final List<ChildType> outputs;
-  private final ObjectSync.@Nullable ChosenHook tombstone;
-  private final ObjectSync.ChosenHook keepNothing;
+  private final ChosenHook map;
+  private final @Nullable ChosenHook tombstone;
   private final Consumer<ParentKey> statusChanged;
   private final DesiredObjects desiredObjects;
 
@@ -100,18 +99,18 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
   }
 
   /**
+   * @param map the map hook, called for an input that is there
    * @param tombstone the tombstone hook, or {@code null} when the controller has none
    * @param statusChanged told after each sync that the parent's status may need counting again
    */
   MapSync(MapControllerSpec spec, SyncedResource parents, List<ApiResource> inputs, Inputs inputCaches,
-      List<ChildType> outputs, ObjectSync.@Nullable ChosenHook tombstone, Consumer<ParentKey> statusChanged) {
+      List<ChildType> outputs, ChosenHook map, @Nullable ChosenHook tombstone, Consumer<ParentKey> statusChanged) {
     this.parents = Objects.requireNonNull(parents, "parents");
     this.inputs = List.copyOf(inputs);
     this.inputCaches = Objects.requireNonNull(inputCaches, "inputCaches");
     this.outputs = List.copyOf(outputs);
+    this.map = Objects.requireNonNull(map, "map");
     this.tombstone = tombstone;
-    this.keepNothing = new ObjectSync.ChosenHook("tombstone", (request, root) -> Mono.just(KEEP_NOTHING),
-        new HookSpec(HookSpec.HookVersion.V1, KubeJson.mapper().createObjectNode()));
     this.statusChanged = Objects.requireNonNull(statusChanged, "statusChanged");
     this.desiredObjects = new DesiredObjects("outputs", "parent",
         "spec.outputResources of " + MapControllerSpec.KIND + " " + spec.name());
@@ -203,56 +202,43 @@ final class MapSync implements ObjectSync.Kind<MapKey> {
     return null;
   }
 
+  /**
+   * The map hook for an input that is there; for one that is gone, the tombstone hook, or nothing to ask (and no
+   * output kept) without one or without outputs left.
+   */
   @Override
-  public ObjectSync.Plan plan(MapKey key, SyncedObject synced, ObjectNode json) {
+  public Plan plan(MapKey key, SyncedObject synced, ObjectNode json) {
     KubeObject parent = synced.object();
     Optional<KubeObject> input = input(key, parent, selectorOf(parent, json));
     Map<ChildType, List<KubeObject>> group = group(parent, key.mapKey());
-    boolean none = group.values().stream().allMatch(List::isEmpty);
-    return new ObjectSync.Plan() {
-      @Override
-      public Mono<Map<ChildType, List<KubeObject>>> owned() {
-        return Mono.just(group);
+    ParentKey owner = new ParentKey(key.namespace(), key.name());
+    ChosenHook hook = input.isPresent() ? map : group.values().stream().allMatch(List::isEmpty) ? null : tombstone;
+    if (hook == null) {
+      // Gone, and no tombstone hook or no outputs left to ask it about: every output goes.
+      return new Plan.KeepNothing(Mono.just(group), () -> changed(owner));
+    }
+    ObjectNode fields = KubeJson.nodes().objectNode().put("mapKey", key.mapKey());
+    input.ifPresent(object -> fields.putRawValue("input", object.raw()));
+    Plan.Call call = Plan.call(synced, Mono.just(group), Plan.Answering.checkedBy((response, body) -> {
+      if (input.isEmpty()) {
+        return new Answer(List.of(), kept(group, response.children()), () -> changed(owner));
       }
-
-      @Override
-      public ObjectSync.@Nullable ChosenHook hook(ObjectSync.@Nullable ChosenHook map) {
-        if (input.isPresent()) {
-          return map;
-        }
-        return tombstone == null || none ? keepNothing : tombstone;
-      }
-
-      @Override
-      public HookCaller.RootObject root(HookCaller.RootObject parentRoot) {
-        // One ETag cache entry per input, not one per parent shared by all of them.
-        return new HookCaller.RootObject(parentRoot.kind(), parentRoot.namespace(),
-            parentRoot.name() + "/" + key.mapKey());
-      }
-
-      @Override
-      public void complete(ObjectNode request) {
-        request.put("mapKey", key.mapKey());
-        input.ifPresent(object -> request.putRawValue("input", object.raw()));
-      }
-
-      @Override
-      public ObjectSync.Answer check(SyncResponse response, JsonNode body) {
-        ParentKey owner = new ParentKey(key.namespace(), key.name());
-        if (input.isEmpty()) {
-          return new ObjectSync.Answer(List.of(), kept(group, response.children()), () -> changed(owner));
-        }
-        MapKey.InputRef where = new MapKey.InputRef(
-            Objects.requireNonNull(key.input(), "an input was found where the key says").resource(),
-            input.get().namespace(), input.get().name());
-        List<DesiredChild> desired = desiredObjects.check(response.children(), outputs, parent, synced.resource(),
-            (metadata, description) -> {
-              desiredObjects.setEngineKey(metadata, "labels", MAP_KEY_LABEL, key.mapKey(), description);
-              desiredObjects.setEngineKey(metadata, "annotations", INPUT_ANNOTATION, where.toString(), description);
-            });
-        return new ObjectSync.Answer(desired, () -> changed(owner));
-      }
-    };
+      MapKey.InputRef where = new MapKey.InputRef(
+          Objects.requireNonNull(key.input(), "an input was found where the key says").resource(),
+          input.get().namespace(), input.get().name());
+      List<DesiredChild> desired = desiredObjects.check(response.children(), outputs, parent, synced.resource(),
+          (metadata, description) -> {
+            desiredObjects.setEngineKey(metadata, "labels", MAP_KEY_LABEL, key.mapKey(), description);
+            desiredObjects.setEngineKey(metadata, "annotations", INPUT_ANNOTATION, where.toString(), description);
+          });
+      return new Answer(desired, () -> changed(owner));
+    }));
+    HookCaller.RootObject parentRoot = call.root();
+    // One ETag cache entry per input, not one per parent shared by all of them.
+    return call.calling(hook)
+        .about(new HookCaller.RootObject(parentRoot.kind(), parentRoot.namespace(),
+            parentRoot.name() + "/" + key.mapKey()))
+        .with(fields);
   }
 
   private Mono<Boolean> changed(ParentKey parent) {

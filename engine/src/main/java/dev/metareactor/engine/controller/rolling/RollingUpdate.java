@@ -3,7 +3,7 @@ package dev.metareactor.engine.controller.rolling;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.DesiredChild;
-import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.HookCall;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.WriteBatch;
 import dev.metareactor.engine.controller.apply.ChildApplier;
@@ -42,7 +42,7 @@ import tools.jackson.databind.node.ObjectNode;
  *       one;</li>
  *   <li>the hook called concurrently once per live revision — the latest, and each older one that still claims a
  *       child — with the parent as that revision recorded it; any failure fails the sync, as does a latest answer
- *       the delete guard refuses ({@link ObjectSync.HookCall#checkDeletions});</li>
+ *       the delete guard refuses ({@link HookCall#checkDeletions});</li>
  *   <li>one {@link Rollout} step, the parent's status from the latest answer with the {@code Updated} condition,
  *       {@code resyncAfterSeconds} the smallest any answer asked for, {@code finalized} only when all agree;</li>
  *   <li>the revisions written — unused ones deleted (with a UID precondition), changed claims updated, a new latest
@@ -125,7 +125,7 @@ public final class RollingUpdate {
    * @param check checks one answer's children (the same rules as without revisions)
    */
   public Mono<Step> sync(SyncedObject synced, ObjectNode parentJson, LabelSelector selector,
-      Map<ChildType, List<KubeObject>> observed, ObjectSync.HookCall hook,
+      Map<ChildType, List<KubeObject>> observed, HookCall hook,
       Function<SyncResponse, List<DesiredChild>> check) {
     KubeObject parent = synced.object();
     RevisionPatch patch;
@@ -183,10 +183,10 @@ public final class RollingUpdate {
   private record Decided(Rollout.Result result, SyncResponse response, List<DesiredChild> desired) {}
 
   private Mono<Decided> step(SyncedObject synced, RevisionObject latest, List<Live> older,
-      Map<ChildType, List<KubeObject>> observed, ObjectSync.HookCall hook,
+      Map<ChildType, List<KubeObject>> observed, HookCall hook,
       Function<SyncResponse, List<DesiredChild>> check) {
     boolean parentNamespaced = parentResource.namespaced();
-    List<Mono<ObjectSync.Reply>> calls = new ArrayList<>();
+    List<Mono<HookCall.Reply>> calls = new ArrayList<>();
     calls.add(hook.call());
     List<Live> called = older.stream().filter(live -> !live.revision().claims().isEmpty()).toList();
     called.forEach(live -> calls.add(hook.call(live.parent(), live.revision().name())));
@@ -268,10 +268,10 @@ public final class RollingUpdate {
   }
 
   /** The latest answer with {@code status}, the smallest positive resync and {@code finalized} when all agree. */
-  private static SyncResponse combined(ObjectNode status, SyncResponse latest, List<ObjectSync.Reply> replies) {
+  private static SyncResponse combined(ObjectNode status, SyncResponse latest, List<HookCall.Reply> replies) {
     Duration resyncAfter = null;
     boolean finalized = true;
-    for (ObjectSync.Reply reply : replies) {
+    for (HookCall.Reply reply : replies) {
       Duration asked = reply.response().resyncAfter();
       if (asked != null && !asked.isZero() && !asked.isNegative()
           && (resyncAfter == null || asked.compareTo(resyncAfter) < 0)) {

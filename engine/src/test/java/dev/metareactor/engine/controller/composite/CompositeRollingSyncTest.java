@@ -9,6 +9,7 @@ import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.ChosenHook;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
@@ -82,8 +83,8 @@ class CompositeRollingSyncTest {
             spec.children().get(0).statusChecks())),
         new ChildType(REVISIONS, revisions, UpdateMethod.ON_DELETE), claimer, api, applier, Map.of(), 4);
     CompositeSync kind = new CompositeSync(spec, parentType, childTypes, claimer, api, rolling);
-    ObjectSync.ChosenHook hook = new ObjectSync.ChosenHook("sync", (request, root) -> answer(request),
-        spec.syncHook().orElseThrow());
+    ChosenHook hook = new ChosenHook("sync", (request, root) -> answer(request), spec.syncHook().orElseThrow(),
+        ChosenHook.Purpose.DESIRED_STATE);
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),

@@ -8,6 +8,7 @@ import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.ChosenHook;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
@@ -109,7 +110,7 @@ public final class CompositeSyncFixture {
         parent -> spec.parentSelector().matches(parent.labels()), finalizers);
     List<ChildType> childTypes = List.of(new ChildType(CONFIG_MAPS, configMaps, spec.children().get(0).updateMethod()));
     CompositeSync kind = new CompositeSync(spec, parentType, childTypes, new ChildClaimer(api), api, null);
-    ObjectSync.ChosenHook hook = new ObjectSync.ChosenHook("sync", syncHook, spec.syncHook().get());
+    ChosenHook hook = new ChosenHook("sync", syncHook, spec.syncHook().get(), ChosenHook.Purpose.DESIRED_STATE);
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),

@@ -6,6 +6,7 @@ import dev.metareactor.engine.api.DecoratorControllerSpec;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.ChosenHook;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentEvents;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -77,6 +79,18 @@ final class DecoratorSyncFixture {
    */
   ObjectSync<TargetKey> sync(HookCaller hook, boolean deleteGuard, boolean finalize, ApplyStrategy strategy,
       String updateMethod) {
+    return sync(hook, deleteGuard, finalize ? "finalize" : null, strategy, updateMethod);
+  }
+
+  /** The sync with a finalize hook that goes by another name in the sync ({@code finalizeName}). */
+  ObjectSync<TargetKey> syncFinalizingWith(HookCaller hook, String finalizeName) {
+    return sync(hook, false, finalizeName, ApplyStrategy.DYNAMIC_APPLY, "OnDelete");
+  }
+
+  /** @param finalizeName the finalize hook's name in the sync, or {@code null} for none */
+  private ObjectSync<TargetKey> sync(HookCaller hook, boolean deleteGuard, @Nullable String finalizeName,
+      ApplyStrategy strategy, String updateMethod) {
+    boolean finalize = finalizeName != null;
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "DecoratorController",
          "metadata": {"name": "%s", "annotations": {"metareactor.dev/delete-guard": "%s"}},
@@ -94,9 +108,9 @@ final class DecoratorSyncFixture {
         target -> DecoratorRouter.selected(rule, target), finalizers), rule);
     DecoratorSync kind = new DecoratorSync(spec, List.of(type),
         List.of(new ChildType(CONFIG_MAPS, configMaps, spec.attachments().get(0).updateMethod())), api);
-    ObjectSync.ChosenHook syncHook = new ObjectSync.ChosenHook("sync", hook, spec.syncHook().get());
-    ObjectSync.ChosenHook finalizeHook = finalize
-        ? new ObjectSync.ChosenHook("finalize", hook, spec.finalizeHook().orElseThrow()) : null;
+    ChosenHook syncHook = new ChosenHook("sync", hook, spec.syncHook().get(), ChosenHook.Purpose.DESIRED_STATE);
+    ChosenHook finalizeHook = finalizeName != null
+        ? new ChosenHook(finalizeName, hook, spec.finalizeHook().orElseThrow(), ChosenHook.Purpose.FINALIZE) : null;
     ParentEvents recorded = (object, eventType, reason, message) ->
         events.add(object.name() + ": " + eventType + " " + reason + " " + message);
     return new ObjectSync<>(kind, DecoratorSync.SHAPE, "DecoratorController " + NAME, controller,

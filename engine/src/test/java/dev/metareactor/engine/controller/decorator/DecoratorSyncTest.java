@@ -12,6 +12,7 @@ import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.testing.FakeInformerLease;
 import dev.metareactor.engine.testing.RecordingApi;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -115,6 +116,24 @@ class DecoratorSyncTest {
     assertThat(requests()).as("tearing down is what a finalize hook is for")
         .containsExactlyInAnyOrder("delete configmaps team/a", "delete configmaps team/b");
     assertThat(events).isEmpty();
+  }
+
+  @Test
+  void theFinalizeHookIsKnownByItsPurposeNotItsName() {
+    List<JsonNode> hookRequests = new CopyOnWriteArrayList<>();
+    ObjectSync<TargetKey> wired = fixture.syncFinalizingWith((request, root) -> {
+      hookRequests.add(request);
+      return Mono.just(KubeJson.mapper().readTree("{\"finalized\": true}"));
+    }, "teardown");
+    services.put(object(SERVICES, "team", "web").uid("web-uid").label("decorate", "no")
+        .finalizer("metacontroller.io/decoratorcontroller-tagger").build());
+
+    DecoratorSyncFixture.run(wired);
+
+    assertThat(hookRequests).singleElement().extracting(request -> request.path("finalizing").asBoolean())
+        .isEqualTo(true);
+    assertThat(requests()).as("the finalizer removed once the finalize hook said finalized")
+        .containsExactly("patch services team/web");
   }
 
   @Test

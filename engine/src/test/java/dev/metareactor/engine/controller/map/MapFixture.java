@@ -6,6 +6,7 @@ import dev.metareactor.engine.api.MapControllerSpec;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
+import dev.metareactor.engine.controller.ChosenHook;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentEvents;
@@ -28,6 +29,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -64,6 +67,9 @@ final class MapFixture {
   final SyncedResource parentType;
   final List<ApiResource> inputResources = List.of(CONFIG_MAPS, NODES);
   final List<ChildType> outputTypes;
+  /** The tombstone hook, or {@code null}. */
+  private final @Nullable ChosenHook tombstoneHook;
+  /** The kind as routing and status counting use it (it calls no hook). */
   final MapSync kind;
   /** How outputs are written. */
   final ApplyStrategy strategy;
@@ -105,17 +111,22 @@ final class MapFixture {
     parentType = new SyncedResource(SCHEDULES, parents, parent -> spec.parentSelector().matches(parent.labels()),
         finalizers);
     outputTypes = List.of(new ChildType(OUTPUTS, outputs, spec.outputs().get(0).updateMethod()));
-    ObjectSync.ChosenHook tombstoneHook = tombstone == null ? null
-        : new ObjectSync.ChosenHook("tombstone", tombstone, spec.tombstoneHook().orElseThrow());
-    kind = new MapSync(spec, parentType, inputResources,
-        MapSync.Inputs.of(Map.of(CONFIG_MAPS, configMaps, NODES, nodes)), outputTypes, tombstoneHook,
+    tombstoneHook = tombstone == null ? null
+        : new ChosenHook("tombstone", tombstone, spec.tombstoneHook().orElseThrow(), ChosenHook.Purpose.TEAR_DOWN);
+    kind = mapSync((request, root) -> Mono.error(new AssertionError("routing and counting call no hook")));
+  }
+
+  private MapSync mapSync(HookCaller map) {
+    return new MapSync(spec, parentType, inputResources,
+        MapSync.Inputs.of(Map.of(CONFIG_MAPS, configMaps, NODES, nodes)), outputTypes,
+        new ChosenHook("map", map, spec.mapHook(), ChosenHook.Purpose.DESIRED_STATE), tombstoneHook,
         statusChanged::add);
   }
 
   /** The sync the work queue's workers run, calling {@code map} for every input that is there. */
   ObjectSync<MapKey> objectSync(HookCaller map) {
-    return new ObjectSync<>(kind, MapSync.SHAPE, "MapController snapshots", controller,
-        new ObjectSync.Hooks(new ObjectSync.ChosenHook("map", map, spec.mapHook()), null),
+    return new ObjectSync<>(mapSync(map), MapSync.SHAPE, "MapController snapshots", controller,
+        ObjectSync.Hooks.NONE,
         new RelatedObjects<>("MapController", "snapshots", controller, null, Optional.empty(), null, key -> {}),
         new ChildrenManager(api, ChildApplier.of(strategy, api, "metacontroller"), recorded()),
         finalizers, recorded());
