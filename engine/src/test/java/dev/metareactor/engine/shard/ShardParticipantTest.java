@@ -7,6 +7,7 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.testing.FakeInformers;
 import dev.metareactor.engine.testing.RecordingApi;
+import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,7 +75,8 @@ class ShardParticipantTest {
     List<Predicate<KubeObject>> syncedAgain = new ArrayList<>();
     Disposable joined = participant.join(List.of(new ShardedController.Synced(PARENTS, parent -> true)),
         syncedAgain::add, () -> 3);
-    assertThat(meters.get("metareactor.shard.parents").tag("controller", "things").gauge().value()).isEqualTo(3);
+    assertThat(meters.get(MetricCatalogue.SHARD_PARENTS.name()).tag("controller", "things").gauge().value())
+        .isEqualTo(3);
     assertThat(participant.place(PARENTS, parentOwnedBy("b", List.of("a", "b")))).as("a move").isPresent();
     assertThat(participant.place(PARENTS, parentOwnedBy("a", List.of("a", "b")))).as("synced here").isEmpty();
 
@@ -84,8 +86,8 @@ class ShardParticipantTest {
     assertThat(syncedAgain.get(0).test(parentOwnedBy("a", List.of("a", "b", "c")))).isFalse();
 
     joined.dispose();
-    assertThat(meters.find("metareactor.shard.parents").gauge()).as("the gauge, once the controller stopped")
-        .isNull();
+    assertThat(meters.find(MetricCatalogue.SHARD_PARENTS.name()).gauge())
+        .as("the gauge, once the controller stopped").isNull();
     live("d");
     assertThat(syncedAgain).as("membership changes after the controller stopped").hasSize(1);
     assigner.close();
