@@ -119,7 +119,8 @@ public final class ShardParticipant {
       shardMover.membershipChanged();
       syncAgain.accept(object -> shardMover.destination(object) != null);
     });
-    Gauge gauge = MetricCatalogue.SHARD_PARENTS.gauge(responsible, IntSupplier::getAsInt)
+    // Held strongly: nothing else holds the supplier, and a gauge holds its object weakly by default.
+    Gauge gauge = MetricCatalogue.SHARD_PARENTS.gauge(responsible, IntSupplier::getAsInt).strongReference(true)
         .tag("controller", name).tag("kind", kind).register(meters);
     return Disposables.composite(() -> {
       try {

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
@@ -73,8 +74,11 @@ class ShardParticipantTest {
         .as("before joining nothing moves").isEmpty();
 
     List<Predicate<KubeObject>> syncedAgain = new ArrayList<>();
+    AtomicInteger share = new AtomicInteger(3);
+    // The gauge's supplier is held by nothing but the gauge, as a controller's is: it must outlive a collection.
     Disposable joined = participant.join(List.of(new ShardedController.Synced(PARENTS, parent -> true)),
-        syncedAgain::add, () -> 3);
+        syncedAgain::add, share::get);
+    System.gc();
     assertThat(meters.get(MetricCatalogue.SHARD_PARENTS.name()).tag("controller", "things").gauge().value())
         .isEqualTo(3);
     assertThat(participant.place(PARENTS, parentOwnedBy("b", List.of("a", "b")))).as("a move").isPresent();
