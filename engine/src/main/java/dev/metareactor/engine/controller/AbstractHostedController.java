@@ -185,7 +185,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
             context.scheduling(), context.meters());
         queue = made;
         HookMaterials materials = new HookMaterials(context.informers(), context.discovery(), context.hooks(),
-            context.scheduling(), this::reportHookProblem, this::reportInsecureHook);
+            context.scheduling(), this::reportHookProblem, this::reportInsecureHook, context.fence());
         hookMaterials = materials;
         holdings.untilDrained(materials::close);
         SyncMetrics metrics = new SyncMetrics(context.meters(), name, workerCount);

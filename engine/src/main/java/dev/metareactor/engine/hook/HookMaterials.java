@@ -7,6 +7,7 @@ import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.Informers;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.http.HookAuth;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookIdentity;
@@ -56,6 +57,7 @@ public final class HookMaterials implements AutoCloseable {
   private final Scheduling scheduling;
   private final Consumer<String> onProblem;
   private final Consumer<String> onInsecure;
+  private final WriteFence fence;
   private final List<Registered> hooks = new ArrayList<>();
   private final Map<ObjectRef, InformerLease> watched = new LinkedHashMap<>();
   private final List<Disposable> subscriptions = new ArrayList<>();
@@ -66,15 +68,17 @@ public final class HookMaterials implements AutoCloseable {
   /**
    * @param onProblem told once about each new reason a hook cannot be called (for a Warning Event)
    * @param onInsecure told once per hook that sends credentials over plain {@code http} (for a Warning Event)
+   * @param fence asked by every hook right before each call (see {@link WebhookCaller})
    */
   public HookMaterials(Informers informers, DiscoveredResources discovery, HookClient client, Scheduling scheduling,
-      Consumer<String> onProblem, Consumer<String> onInsecure) {
+      Consumer<String> onProblem, Consumer<String> onInsecure, WriteFence fence) {
     this.informers = Objects.requireNonNull(informers, "informers");
     this.discovery = Objects.requireNonNull(discovery, "discovery");
     this.client = Objects.requireNonNull(client, "client");
     this.scheduling = Objects.requireNonNull(scheduling, "scheduling");
     this.onProblem = Objects.requireNonNull(onProblem, "onProblem");
     this.onInsecure = Objects.requireNonNull(onInsecure, "onInsecure");
+    this.fence = Objects.requireNonNull(fence, "fence");
   }
 
   /**
@@ -85,7 +89,7 @@ public final class HookMaterials implements AutoCloseable {
    */
   public synchronized WebhookCaller register(WebhookSpec base, WebhookMaterials materials, HookIdentity identity) {
     WebhookCaller caller = new WebhookCaller(identity.hookType() + " hook: waiting for "
-        + materials.references(), scheduling.work());
+        + materials.references(), scheduling.work(), fence);
     if (materials.references().isEmpty()) {
       caller.use(client.hook(checked(materials.applyTo(base, ref -> Optional.empty()), identity), identity));
     }

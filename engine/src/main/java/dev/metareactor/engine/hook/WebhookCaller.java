@@ -1,6 +1,7 @@
 package dev.metareactor.engine.hook;
 
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.http.CacheKey;
 import dev.metareactor.http.Hook;
 import dev.metareactor.http.HookResponse;
@@ -26,6 +27,10 @@ import tools.jackson.databind.JsonNode;
  * <p>The hook can be {@linkplain #use replaced} while syncs run (its TLS material or credentials changed), or
  * {@linkplain #unusable made unusable} with a reason (a Secret it needs is missing): calls then fail with that
  * reason until a usable hook is set again. A call uses the hook set when it starts.
+ *
+ * <p>Each call asks the replica's {@link WriteFence} again when it is subscribed, right before the request goes out:
+ * the sync asked it when it began, but a process stopped (SIGSTOP, a frozen VM) between that and the call would
+ * otherwise call the hook for a parent another replica may hold by now. Nothing is sent on a refusal.
  */
 public final class WebhookCaller implements HookCaller {
 
@@ -35,15 +40,18 @@ public final class WebhookCaller implements HookCaller {
   private record Target(@Nullable Hook hook, @Nullable String problem) {}
 
   private final Scheduler continueOn;
+  private final WriteFence fence;
   private volatile Target target;
 
   /**
    * A caller that fails its calls with {@code problem} until {@link #use} gives it a hook.
    *
    * @param continueOn where the caller's pipeline continues after the answer arrives
+   * @param fence asked right before each call is made
    */
-  public WebhookCaller(String problem, Scheduler continueOn) {
+  public WebhookCaller(String problem, Scheduler continueOn, WriteFence fence) {
     this.continueOn = Objects.requireNonNull(continueOn, "continueOn");
+    this.fence = Objects.requireNonNull(fence, "fence");
     unusable(problem);
   }
 
@@ -59,6 +67,13 @@ public final class WebhookCaller implements HookCaller {
 
   @Override
   public Mono<JsonNode> call(JsonNode request, RootObject root) {
+    return Mono.defer(() -> {
+      String refusal = fence.refusal();
+      return refusal != null ? Mono.error(new WriteFence.Refused("hook call", refusal)) : send(request, root);
+    });
+  }
+
+  private Mono<JsonNode> send(JsonNode request, RootObject root) {
     Target current = target;
     Hook hook = current.hook();
     if (hook == null) {

@@ -20,6 +20,7 @@ import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.shard.ShardParticipant;
 import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.engine.testing.FakeInformers;
@@ -69,7 +70,7 @@ class WiringTest {
     hookConfigs.put("finalize", Optional.empty());
     hookConfigs.put("customize", Optional.empty());
     HookMaterials materials = new HookMaterials(informers, context.discovery(), hooks, context.scheduling(),
-        problem -> {}, warning -> {});
+        problem -> {}, warning -> {}, WriteFence.OPEN);
     wiring = new Wiring<>("CompositeController", "things", KubeJson.nodes().objectNode(), context, hookConfigs,
         materials, new ShardParticipant(Sharding.disabled(), informers, api, meters, "CompositeController", "things",
             System::nanoTime), new Finalizers("things.test/finalizer", api),

@@ -8,6 +8,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.http.HookCallException;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
@@ -15,6 +16,8 @@ import dev.metareactor.http.HookIdentity;
 import dev.metareactor.http.WebhookSpec;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,6 +27,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -36,8 +40,10 @@ class WebhookCallerTest {
 
   private final HookClient client = HookClient.create(HookClientOptions.DEFAULTS, new SimpleMeterRegistry());
   private volatile String retryAfter;
+  private final AtomicInteger answers = new AtomicInteger();
   private final DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
-      .route(routes -> routes.post("/answer", (request, response) -> request.receive().then(
+      .route(routes -> routes.post("/answer", (request, response) -> request.receive().doOnComplete(
+              answers::incrementAndGet).then(
               response.header("Content-Type", "application/json").sendString(Mono.just("{\"status\":{\"n\":1}}"))
                   .then()))
           .post("/sync", (request, response) -> {
@@ -61,7 +67,11 @@ class WebhookCallerTest {
   }
 
   private WebhookCaller caller(String path) {
-    WebhookCaller caller = new WebhookCaller("not yet", Schedulers.parallel());
+    return caller(path, WriteFence.OPEN);
+  }
+
+  private WebhookCaller caller(String path, WriteFence fence) {
+    WebhookCaller caller = new WebhookCaller("not yet", Schedulers.parallel(), fence);
     caller.use(client.hook(WebhookSpec.of("http://127.0.0.1:" + server.port() + path),
         new HookIdentity("sync", "test", "CompositeController")));
     return caller;
@@ -92,6 +102,25 @@ class WebhookCallerTest {
       logger.setLevel(before);
       logger.detachAppender(lines);
     }
+  }
+
+  /**
+   * The fence is asked when the call is subscribed, not when the sync began: a replica stopped in between (its lease
+   * gone meanwhile) sends nothing.
+   */
+  @Test
+  void aCallIsNotSentWhenTheFenceRefusesAtTheMomentOfTheCall() {
+    AtomicReference<String> refusal = new AtomicReference<>();
+    Mono<JsonNode> call = caller("/answer", refusal::get).call(JsonMapper.builder().build().readTree("{}"), ROOT);
+    refusal.set("the shard lease was last renewed 27s ago");
+
+    assertThatThrownBy(() -> call.block(Duration.ofSeconds(30))).isInstanceOf(WriteFence.Refused.class)
+        .hasMessage("hook call not sent: the shard lease was last renewed 27s ago");
+    assertThat(answers.get()).as("requests the hook received").isZero();
+
+    refusal.set(null);
+    assertThat(call.block(Duration.ofSeconds(30))).isNotNull();
+    assertThat(answers.get()).as("requests the hook received once the fence is open").isOne();
   }
 
   @Test
