@@ -132,8 +132,10 @@ final class Informer {
 
   /**
    * The resourceVersion of the last list, event or bookmark: where the next watch starts, and how far the cache has
-   * caught up ({@link #resourceVersion()}). Written only on the serial worker, before the change it comes with is
-   * delivered, so a handler that enqueues a sync finds it already moved.
+   * caught up ({@link #resourceVersion()}). Written only on the serial worker, after the store and the indexes hold
+   * the change it comes with and before that change is delivered: a reader on another thread that sees a version
+   * finds every object up to it in the cache (a handed-over parent is synced on that promise, {@code Handover}), and
+   * a handler that enqueues a sync finds it already moved.
    */
   private volatile @Nullable String resourceVersion;
   // Touched only on the serial worker.
@@ -370,15 +372,20 @@ final class Informer {
 
   /** The cache becomes {@code listed}; what differs is delivered as events. */
   private void replace(Map<String, KubeObject> listed, String listVersion) {
-    resourceVersion = listVersion;
+    List<ObjectEvent> changes = new ArrayList<>();
     for (Map.Entry<String, KubeObject> entry : listed.entrySet()) {
-      upsert(entry.getKey(), entry.getValue());
+      ObjectEvent change = upsert(entry.getKey(), entry.getValue());
+      if (change != null) {
+        changes.add(change);
+      }
     }
     for (Map.Entry<String, KubeObject> entry : new ArrayList<>(store.entrySet())) {
       if (!listed.containsKey(entry.getKey())) {
-        remove(entry.getKey(), entry.getValue());
+        changes.add(remove(entry.getKey(), entry.getValue()));
       }
     }
+    resourceVersion = listVersion;
+    changes.forEach(this::dispatch);
     following();
     needList = false;
     listFromCache = true;
@@ -422,15 +429,19 @@ final class Informer {
     switch (type) {
       case "ADDED", "MODIFIED" -> {
         KubeObject changed = eventObject(object, other);
+        ObjectEvent change = upsert(key(changed), changed);
         resourceVersion = changed.resourceVersion();
-        upsert(key(changed), changed);
+        if (change != null) {
+          dispatch(change);
+        }
       }
       case "DELETED" -> {
         KubeObject gone = eventObject(object, other);
-        resourceVersion = gone.resourceVersion();
         String key = key(gone);
-        if (store.containsKey(key)) {
-          remove(key, gone);
+        ObjectEvent change = store.containsKey(key) ? remove(key, gone) : null;
+        resourceVersion = gone.resourceVersion();
+        if (change != null) {
+          dispatch(change);
         }
       }
       case "BOOKMARK" -> resourceVersion = other == null ? resourceVersion
@@ -509,21 +520,26 @@ final class Informer {
 
   // ---- the cache (on the serial worker)
 
-  private void upsert(String key, KubeObject object) {
+  /**
+   * Puts {@code object} into the store and the indexes; returns the change to deliver once the resourceVersion has
+   * moved, or {@code null} when nothing changed.
+   */
+  private @Nullable ObjectEvent upsert(String key, KubeObject object) {
     KubeObject previous = store.get(key);
     if (previous != null && Objects.equals(previous.resourceVersion(), object.resourceVersion())) {
-      return; // a relist that found it unchanged
+      return null; // a relist that found it unchanged
     }
     store.put(key, object);
     reindex(key, previous, object);
-    dispatch(previous == null ? new ObjectEvent(ObjectEvent.Type.ADDED, null, object)
-        : new ObjectEvent(ObjectEvent.Type.UPDATED, previous, object));
+    return previous == null ? new ObjectEvent(ObjectEvent.Type.ADDED, null, object)
+        : new ObjectEvent(ObjectEvent.Type.UPDATED, previous, object);
   }
 
-  private void remove(String key, KubeObject lastState) {
+  /** Takes the object out of the store and the indexes; returns the change to deliver. */
+  private ObjectEvent remove(String key, KubeObject lastState) {
     KubeObject previous = store.remove(key);
     reindex(key, previous, null);
-    dispatch(new ObjectEvent(ObjectEvent.Type.DELETED, null, lastState));
+    return new ObjectEvent(ObjectEvent.Type.DELETED, null, lastState);
   }
 
   private void reindex(String key, @Nullable KubeObject previous, @Nullable KubeObject current) {

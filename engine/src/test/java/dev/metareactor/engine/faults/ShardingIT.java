@@ -131,11 +131,19 @@ class ShardingIT extends FaultSuite {
    */
   private void assertNoSyncWithChildrenMissing() throws Exception {
     double existing = 0;
-    for (Replica replica : replicas.values()) {
-      existing += invariants.metric(replica.metricsPort(), "metareactor_api_requests_total",
+    StringBuilder which = new StringBuilder();
+    for (Map.Entry<String, Replica> replica : replicas.entrySet()) {
+      double refused = invariants.metric(replica.getValue().metricsPort(), "metareactor_api_requests_total",
           Map.of("verb", "create", "code", "409"));
+      existing += refused;
+      if (refused > 0) {
+        which.append(String.format("%n%s (%s refused) said:%n", replica.getKey(), refused));
+        replica.getValue().process().output().lines()
+            .filter(line -> line.contains("ChildConflict") || line.contains("already exists")).limit(20)
+            .forEach(line -> which.append(line).append('\n'));
+      }
     }
-    assertThat(existing).as("creates of children that already existed").isZero();
+    assertThat(existing).as("creates of children that already existed%s", which).isZero();
   }
 
   /**

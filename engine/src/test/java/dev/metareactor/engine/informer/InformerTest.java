@@ -107,6 +107,52 @@ class InformerTest {
     assertThat(a.toTree().path("metadata").has("managedFields")).isFalse();
   }
 
+  /**
+   * The promise a handed-over parent is synced on: a version read from the informer on another thread means every
+   * object up to it is in the store and the indexes. Indexing each object, the informer must not have moved to its
+   * version yet (it did, before: a sync woken by the first of a parent's moved children could read the version of
+   * the last one while that one was not indexed, and create it again).
+   */
+  @Test
+  void itsResourceVersionNeverRunsAheadOfTheStoreAndIndexesNorBehindADeliveredChange() {
+    server.page("", list("10", "", item("a", "1", ""), item("b", "2", "")));
+    server.page("", list("30", "", item("a", "1", ""), item("c", "25", "")));
+    server.watch(FakeApiServer.Watch.ending(
+        event("ADDED", item("d", "11", "")),
+        event("MODIFIED", item("a", "12", "")),
+        event("DELETED", item("b", "13", "")),
+        "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}"));
+    List<String> ahead = new CopyOnWriteArrayList<>();
+    List<String> behind = new CopyOnWriteArrayList<>();
+    Map<String, Informer.IndexFunction> indexes = new java.util.HashMap<>(InformerIndexes.all());
+    Set<String> indexed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    indexes.put("probe", object -> {
+      // An index function is asked for an object's keys when it comes in and again when it leaves: only the first
+      // time is its indexing.
+      String seen = informer.resourceVersion();
+      if (indexed.add(object.name() + "@" + object.resourceVersion())
+          && seen != null && Long.parseLong(seen) >= Long.parseLong(object.resourceVersion())) {
+        ahead.add(object.name() + "@" + object.resourceVersion() + " indexed with the informer at " + seen);
+      }
+      return List.of();
+    });
+    informer = new Informer(api, CONFIG_MAPS, "", null, "", Duration.ZERO, indexes, Informer.Content.OBJECTS, null,
+        Schedulers.parallel(), silenceClock);
+    informer.addHandler(event -> {
+      events.add(event.type() + " " + event.object().name());
+      String seen = informer.resourceVersion();
+      if (seen == null || Long.parseLong(seen) < Long.parseLong(event.object().resourceVersion())) {
+        behind.add(event.type() + " " + event.object().name() + " delivered with the informer at " + seen);
+      }
+    });
+    informer.start();
+
+    await().atMost(WAIT).until(() -> watchVersions().size() >= 2);
+    assertThat(events).contains("ADDED d", "UPDATED a", "DELETED b", "ADDED c");
+    assertThat(ahead).as("objects indexed after the informer's version had moved past them").isEmpty();
+    assertThat(behind).as("changes delivered before the informer's version had moved to them").isEmpty();
+  }
+
   @Test
   void aResourceVersionTooOldRelistsAndDeliversOnlyTheDifference() {
     server.page("", list("10", "", item("a", "1", ""), item("b", "2", "")));
