@@ -7,8 +7,10 @@ import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.faults.MisbehavingHook.Mode;
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.testing.k8s.LocalCluster;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.net.URI;
@@ -17,10 +19,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestInstance.Lifecycle;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.Logger;
@@ -35,7 +41,12 @@ import org.slf4j.LoggerFactory;
  * converges once its hook is healthy again. The one answer the engine follows although it deletes the children (no
  * {@code children} field, without {@code metareactor.dev/delete-guard}: Metacontroller's behaviour) gets a
  * {@code MissingChildren} Warning on every parent instead.
+ *
+ * <p>One load and one engine serve every fault in turn (a hook's fault leaves both as it found them, which each run
+ * checks with the invariants); each fault gets parents, a CRD, a controller and a namespace of its own, so that no
+ * Event, child or log line of an earlier fault counts for a later one.
  */
+@TestInstance(Lifecycle.PER_CLASS)
 class HookFaultsIT extends FaultSuite {
 
   private static final Logger LOG = LoggerFactory.getLogger(HookFaultsIT.class);
@@ -105,18 +116,43 @@ class HookFaultsIT extends FaultSuite {
     }
   }
 
+  /** The engine every fault runs against, hosting the load's controllers and each fault's flaky one. */
+  private EngineProcess engine;
+
+  @BeforeAll
+  void startTheLoadAndItsEngine(LocalCluster classCluster) throws Exception {
+    shareLoad(classCluster);
+    engine = convergedEngine("engine");
+  }
+
+  @AfterAll
+  void stopTheEngineAndTheLoad() {
+    try {
+      if (engine != null) {
+        engine.close();
+      }
+    } finally {
+      unshareLoad();
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(Fault.class)
-  void aFailingHookFailsOnlyItsOwnParentsAndTheyConvergeOnceItIsHealthy(Fault fault) throws Exception {
-    ParentCrd flaky = ParentCrd.create(load.cluster, "Flaky");
+  void aFailingHookFailsOnlyItsOwnParentsAndTheyConvergeOnceItIsHealthy(Fault fault, LocalCluster cluster)
+      throws Exception {
+    Flaky flaky = new Flaky(ParentCrd.create(cluster, "Flaky"), cluster,
+        "flaky-" + fault.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+    // The load's values in this run: the same spelling as the fault's (a label value, for the decorator).
+    String value = fault.name().toLowerCase(Locale.ROOT);
     try (MisbehavingHook hook = new MisbehavingHook()) {
       applyFlakyController(flaky, fault.url(hook.url()), fault.guarded);
-      IntStream.range(0, FLAKY).forEach(i -> flaky.in(load.client).resource(flaky.object(load.cluster.namespace(),
-          "flaky-" + i, Map.of("value", "one"))).create());
-      try (EngineProcess engine = convergedEngine("engine")) {
+      IntStream.range(0, FLAKY).forEach(i -> flaky.crd().in(flaky.client()).resource(flaky.crd().object(
+          cluster.namespace(), "flaky-" + i, Map.of("value", "one"))).create());
+      try {
+        awaitInvariants();
         awaitFlakyConverged(flaky, "one");
-        Map<String, String> children = flakyChildren();
-        load.setValue("two");
+        Map<String, String> children = flakyChildren(flaky);
+        load.setValue(value + "-healthy");
         Duration healthy = awaitInvariants();
 
         int callsAtFault = hook.calls();
@@ -126,11 +162,11 @@ class HookFaultsIT extends FaultSuite {
         } else {
           applyFlakyController(flaky, "http://127.0.0.1:" + EngineProcess.freePort() + "/sync", fault.guarded);
         }
-        // A healthy call can time out on a busy machine while the engine starts: only errors from now on count.
+        // A healthy call can time out on a busy machine while the controller starts: only errors from now on count.
         Map<String, Integer> errorsBefore = syncErrorCounts(flaky);
         setFlakyValue(flaky, "broken");
         int callsBefore = hook.calls();
-        load.setValue("three");
+        load.setValue(value + "-beside-the-fault");
         Duration faulty = awaitInvariants();
         LOG.info("{}: the load's update wave took {} ms with every hook healthy, {} ms beside {} failing parents"
             + " ({} calls to the failing hook meanwhile; JVM memory in use {} MB)", fault, healthy.toMillis(),
@@ -144,15 +180,16 @@ class HookFaultsIT extends FaultSuite {
           assertThat(syncErrors(flaky).values())
               .allSatisfy(message -> assertThat(message).containsAnyOf(fault.says, BREAKER_OPEN))
               .anySatisfy(message -> assertThat(message).contains(fault.says));
-          // Zap-shaped lines; a failed sync's line names its controller, kind, key and run as fields of their own.
-          String namespace = load.cluster.namespace();
+          // Zap-shaped lines; a failed sync's line names its controller, kind, key and run as fields of their own
+          // (this fault's: its namespace is no other's).
+          String namespace = cluster.namespace();
           assertThat(engine.jsonLines()).isNotEmpty()
               .allSatisfy(line -> assertThat(line.has("level") && line.has("ts") && line.has("msg")).isTrue())
               .anySatisfy(line -> {
                 assertThat(line.path("level").asString()).isEqualTo("warn");
                 assertThat(line.path("logger").asString()).isEqualTo("CompositeController");
                 assertThat(line.path("msg").asString()).contains("sync of " + namespace + "/flaky-");
-                assertThat(line.path("controller").asString()).isEqualTo(load.hostedBy + "-flaky");
+                assertThat(line.path("controller").asString()).isEqualTo(flaky.controllerName(load));
                 assertThat(line.path("kind").asString()).isEqualTo("CompositeController");
                 assertThat(line.path("key").asString()).startsWith(namespace + "/flaky-");
                 assertThat(line.path("sync").isNumber()).isTrue();
@@ -164,10 +201,10 @@ class HookFaultsIT extends FaultSuite {
               .as("flaky parents with a MissingChildren Warning").hasSize(FLAKY));
           assertThat(events(flaky, "MissingChildren").values())
               .allSatisfy(message -> assertThat(message).contains("deleting all 1 observed"));
-          await().atMost(CONVERGE).until(() -> flakyChildren().isEmpty());
+          await().atMost(CONVERGE).until(() -> flakyChildren(flaky).isEmpty());
         }
         if (fault.childrenSurvive()) {
-          assertThat(flakyChildren()).as("every child, with its UID, through the fault").isEqualTo(children);
+          assertThat(flakyChildren(flaky)).as("every child, with its UID, through the fault").isEqualTo(children);
         }
         if (fault == Fault.TOO_MANY_REQUESTS_WITHOUT_RETRY_AFTER) {
           Duration window = Duration.ofNanos(System.nanoTime() - faultStart);
@@ -176,7 +213,7 @@ class HookFaultsIT extends FaultSuite {
           assertThat(hook.calls() - callsAtFault).isLessThanOrEqualTo(maxCallsWithBackoff(window));
         }
         if (fault == Fault.SECRETS_IN_THE_URL) {
-          assertNoSecretShown(engine);
+          assertNoSecretShown(flaky);
         }
 
         hook.mode(Mode.HEALTHY);
@@ -188,7 +225,7 @@ class HookFaultsIT extends FaultSuite {
         }
         awaitFlakyConverged(flaky, last);
         if (fault.childrenSurvive()) {
-          assertThat(flakyChildren()).as("every child, with its UID, once healthy again").isEqualTo(children);
+          assertThat(flakyChildren(flaky)).as("every child, with its UID, once healthy again").isEqualTo(children);
         }
         if (fault.says == null) {
           assertThat(syncErrorCounts(flaky)).as("error Events for a hook answering 429 with Retry-After, or an answer"
@@ -196,8 +233,23 @@ class HookFaultsIT extends FaultSuite {
         }
         assertThat(engine.isAlive()).isTrue();
       } finally {
-        load.cluster.kubectl("delete", "compositecontrollers", load.hostedBy + "-flaky", "--ignore-not-found");
+        load.cluster.kubectl("delete", "compositecontrollers", flaky.controllerName(load), "--ignore-not-found");
       }
+    }
+  }
+
+  /**
+   * One fault's flaky side: the parents' type, the test's own cluster (their namespace, and their children's and
+   * Events') and the name of their controller (suffixed to the load's {@code hostedBy}).
+   */
+  private record Flaky(ParentCrd crd, LocalCluster cluster, String controller) {
+
+    KubernetesClient client() {
+      return cluster.client();
+    }
+
+    String controllerName(FaultLoad load) {
+      return load.hostedBy + "-" + controller;
     }
   }
 
@@ -218,7 +270,7 @@ class HookFaultsIT extends FaultSuite {
   }
 
   /** The URL's user info and query appear in none of the engine's log lines, Events or metrics. */
-  private void assertNoSecretShown(EngineProcess engine) throws Exception {
+  private void assertNoSecretShown(Flaky flaky) throws Exception {
     String[] secrets = {SECRET_USER, SECRET_PASSWORD, SECRET_TOKEN};
     assertThat(engine.output()).as("the engine's log").doesNotContain(secrets);
     List<Event> events = load.client.v1().events().inAnyNamespace().list().getItems();
@@ -229,69 +281,68 @@ class HookFaultsIT extends FaultSuite {
     assertThat(metrics).as("/metrics").contains("url=\"http://127.0.0.1:").doesNotContain(secrets);
     // The user info is sent as basic auth, over plain http: the controller is told, once.
     assertThat(events).filteredOn(event -> "InsecureCredentials".equals(event.getReason())
-            && (load.hostedBy + "-flaky").equals(event.getInvolvedObject().getName()))
+            && flaky.controllerName(load).equals(event.getInvolvedObject().getName()))
         .singleElement().satisfies(event -> {
           assertThat(event.getCount()).isEqualTo(1);
           assertThat(event.getMessage()).contains("sends Basic credentials over plain http");
         });
   }
 
-  private void applyFlakyController(ParentCrd flaky, String url, boolean guarded) {
-    load.applyComposite("flaky", guarded ? Map.of(DeleteGuardAnnotation.KEY, "true") : Map.of(), """
+  private void applyFlakyController(Flaky flaky, String url, boolean guarded) {
+    load.applyComposite(flaky.controller(), guarded ? Map.of(DeleteGuardAnnotation.KEY, "true") : Map.of(), """
         generateSelector: true
         parentResource: {apiVersion: %s, resource: %s}
         childResources:
         - {apiVersion: v1, resource: configmaps}
         hooks:
-          sync: {webhook: {url: "%s", timeout: %s}}""".formatted(flaky.apiVersion(), flaky.plural(), url,
+          sync: {webhook: {url: "%s", timeout: %s}}""".formatted(flaky.crd().apiVersion(), flaky.crd().plural(), url,
         HOOK_TIMEOUT));
   }
 
-  private void setFlakyValue(ParentCrd flaky, String value) {
-    IntStream.range(0, FLAKY).forEach(i -> flaky.in(load.client).withName("flaky-" + i)
+  private void setFlakyValue(Flaky flaky, String value) {
+    IntStream.range(0, FLAKY).forEach(i -> flaky.crd().in(flaky.client()).withName("flaky-" + i)
         .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\": {\"value\": \"" + value + "\"}}"));
   }
 
-  private void awaitFlakyConverged(ParentCrd flaky, String value) {
+  private void awaitFlakyConverged(Flaky flaky, String value) {
     await().atMost(CONVERGE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
-      List<GenericKubernetesResource> parents = flaky.in(load.client).inNamespace(load.cluster.namespace()).list()
-          .getItems();
+      List<GenericKubernetesResource> parents = flaky.crd().in(flaky.client())
+          .inNamespace(flaky.cluster().namespace()).list().getItems();
       assertThat(parents).hasSize(FLAKY).allSatisfy(parent -> assertThat(
           ((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status", Map.of())).get("value"))
           .as(parent.getMetadata().getName()).isEqualTo(value));
-      assertThat(flakyChildren()).hasSize(FLAKY);
+      assertThat(flakyChildren(flaky)).hasSize(FLAKY);
     });
   }
 
   /** The flaky parents' children, name to UID. */
-  private Map<String, String> flakyChildren() {
-    return load.client.configMaps().list().getItems().stream()
+  private Map<String, String> flakyChildren(Flaky flaky) {
+    return flaky.client().configMaps().list().getItems().stream()
         .filter(configMap -> configMap.getMetadata().getName().matches(MisbehavingHook.childOf("flaky-\\d+")))
         .collect(Collectors.toMap(configMap -> configMap.getMetadata().getName(),
             configMap -> configMap.getMetadata().getUid()));
   }
 
   /** The flaky parents with a SyncError Event, each with its Event's message. */
-  private Map<String, String> syncErrors(ParentCrd flaky) {
+  private Map<String, String> syncErrors(Flaky flaky) {
     return events(flaky, "SyncError");
   }
 
   /** The SyncError Events on flaky parents so far, each by name with its count. */
-  private Map<String, Integer> syncErrorCounts(ParentCrd flaky) {
-    return load.client.v1().events().list().getItems().stream()
+  private Map<String, Integer> syncErrorCounts(Flaky flaky) {
+    return flaky.client().v1().events().list().getItems().stream()
         .filter(event -> "SyncError".equals(event.getReason()) && event.getInvolvedObject() != null
-            && flaky.kind().equals(event.getInvolvedObject().getKind()))
+            && flaky.crd().kind().equals(event.getInvolvedObject().getKind()))
         .collect(Collectors.toMap(event -> event.getMetadata().getName(),
             event -> event.getCount() == null ? 1 : event.getCount()));
   }
 
   /** The flaky parents with an Event of {@code reason}, each with its Event's message. */
-  private Map<String, String> events(ParentCrd flaky, String reason) {
-    List<Event> events = load.client.v1().events().list().getItems();
-    Set<String> kinds = Set.of(flaky.kind());
+  private Map<String, String> events(Flaky flaky, String reason) {
+    List<Event> events = flaky.client().v1().events().list().getItems();
     return events.stream()
         .filter(event -> reason.equals(event.getReason()) && event.getInvolvedObject() != null
-            && kinds.contains(event.getInvolvedObject().getKind()))
+            && flaky.crd().kind().equals(event.getInvolvedObject().getKind()))
         .collect(Collectors.toMap(event -> event.getInvolvedObject().getName(), Event::getMessage,
             (a, b) -> a + " | " + b));
   }

@@ -9,12 +9,17 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
-/** The extension itself: injection, per-test namespaces, clean-up, one control plane per JVM. */
+/**
+ * The extension itself: injection, per-test namespaces, the class's own namespace for what its tests share, clean-up,
+ * one control plane per JVM.
+ */
 @LocalKubernetes
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ExtensionIT {
@@ -22,9 +27,16 @@ class ExtensionIT {
   private static String firstNamespace;
   private static String firstCrd;
   private static ControlPlane firstPlane;
+  private static LocalCluster shared;
+  private static String sharedNamespaceSeenByATest;
 
   LocalCluster cluster;
   KubernetesClient client;
+
+  @BeforeAll
+  static void share(LocalCluster classCluster) {
+    shared = classCluster;
+  }
 
   @Test
   @Order(1)
@@ -45,6 +57,7 @@ class ExtensionIT {
         .build()).create();
     firstNamespace = cluster.namespace();
     firstPlane = cluster.controlPlane();
+    sharedNamespaceSeenByATest = shared.namespace();
   }
 
   @Test
@@ -75,5 +88,23 @@ class ExtensionIT {
 
     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
         .until(() -> client.namespaces().withName(other).get() == null);
+  }
+
+  /** The {@code @BeforeAll} method's cluster: one of the class's own, outliving each test's. */
+  @Test
+  @Order(4)
+  void aBeforeAllMethodGetsTheClassClusterEveryTestShares() {
+    assertThat(shared).as("injected into @BeforeAll").isNotNull().isNotSameAs(cluster);
+    assertThat(shared.namespace()).startsWith("it-extensionit-").isNotEqualTo(cluster.namespace())
+        .isEqualTo(sharedNamespaceSeenByATest);
+    assertThat(shared.controlPlane()).isSameAs(ControlPlane.get());
+    assertThat(shared.client().getNamespace()).isEqualTo(shared.namespace());
+    Namespace ns = client.namespaces().withName(shared.namespace()).get();
+    assertThat(ns.getStatus().getPhase()).as("the class's namespace, after earlier tests").isEqualTo("Active");
+  }
+
+  @AfterAll
+  static void theSameClassClusterUntilTheEnd(LocalCluster classCluster) {
+    assertThat(classCluster).isSameAs(shared);
   }
 }
