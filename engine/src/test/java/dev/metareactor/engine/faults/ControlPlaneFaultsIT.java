@@ -5,9 +5,16 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.testing.k8s.ControlPlane;
+import dev.metareactor.testing.k8s.LocalCluster;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestInstance.Lifecycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,11 +23,40 @@ import org.slf4j.LoggerFactory;
  * server killed and started again on its port, watches that must resume from a history etcd no longer has (410
  * Gone), and etcd stopped (SIGSTOP) in the middle of an update wave. The components are restarted through
  * {@code hack/local-cluster.sh} on the control plane every integration test shares.
+ *
+ * <p>One load and one engine go through the three faults: the engine must come out of each converged (which each
+ * test checks before its fault too), so a fault that left it behind fails the next test as well as its own.
  */
+@TestInstance(Lifecycle.PER_CLASS)
 class ControlPlaneFaultsIT extends FaultSuite {
 
   private static final Logger LOG = LoggerFactory.getLogger(ControlPlaneFaultsIT.class);
   private static final String EXPIRED = "metareactor_informer_expired_watches_total";
+
+  private EngineProcess engine;
+
+  @BeforeAll
+  void startTheLoadAndItsEngine(LocalCluster classCluster) throws Exception {
+    shareLoad(classCluster);
+    engine = convergedEngine("engine");
+  }
+
+  @AfterAll
+  void stopTheEngineAndTheLoad() {
+    try {
+      if (engine != null) {
+        engine.close();
+      }
+    } finally {
+      unshareLoad();
+    }
+  }
+
+  /** Each fault starts from a converged load with the engine ready. */
+  @BeforeEach
+  void converged() {
+    awaitInvariants();
+  }
 
   private ControlPlane plane() {
     return load.cluster.controlPlane();
@@ -34,26 +70,24 @@ class ControlPlaneFaultsIT extends FaultSuite {
    */
   @Test
   void theApiServerRestartedMidWaveIsFollowedAndTheEngineIsNotReadyWhileItIsDown() throws Exception {
-    try (EngineProcess engine = convergedEngine("engine")) {
-      load.setValue("two");
-      awaitWaveUnderway("two");
-      long stopped = System.nanoTime();
-      CompletableFuture<Void> restart = CompletableFuture.runAsync(() ->
-          plane().restart("kube-apiserver", "--kill", "--down-for=20"));
-      await().atMost(Duration.ofSeconds(18)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
-          .until(() -> invariants.readyz(healthPort) == 503);
-      Duration unready = Duration.ofNanos(System.nanoTime() - stopped);
-      restart.get();
-      Duration down = Duration.ofNanos(System.nanoTime() - stopped);
-      assertThat(engine.isAlive()).as("the engine outlives the API server's absence").isTrue();
+    load.setValue("before-the-restart");
+    awaitWaveUnderway("before-the-restart");
+    long stopped = System.nanoTime();
+    CompletableFuture<Void> restart = CompletableFuture.runAsync(() ->
+        plane().restart("kube-apiserver", "--kill", "--down-for=20"));
+    await().atMost(Duration.ofSeconds(18)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+        .until(() -> invariants.readyz(healthPort) == 503);
+    Duration unready = Duration.ofNanos(System.nanoTime() - stopped);
+    restart.get();
+    Duration down = Duration.ofNanos(System.nanoTime() - stopped);
+    assertThat(engine.isAlive()).as("the engine outlives the API server's absence").isTrue();
 
-      Duration finished = awaitInvariants();
-      load.setValue("three");
-      Duration followed = awaitInvariants();
-      LOG.info("API server down {} ms: the engine unready after {} ms, the wave done {} ms after the server was back,"
-          + " the next change {} ms", down.toMillis(), unready.toMillis(), finished.toMillis(), followed.toMillis());
-      assertThat(engine.isAlive()).isTrue();
-    }
+    Duration finished = awaitInvariants();
+    load.setValue("after-the-restart");
+    Duration followed = awaitInvariants();
+    LOG.info("API server down {} ms: the engine unready after {} ms, the wave done {} ms after the server was back,"
+        + " the next change {} ms", down.toMillis(), unready.toMillis(), finished.toMillis(), followed.toMillis());
+    assertThat(engine.isAlive()).isTrue();
   }
 
   /**
@@ -63,24 +97,26 @@ class ControlPlaneFaultsIT extends FaultSuite {
    */
   @Test
   void watchesResumedFromACompactedHistoryRelistAndLoseNoChange() throws Exception {
-    try (EngineProcess engine = convergedEngine("engine")) {
-      double expiredBefore = invariants.metric(metricsPort, EXPIRED);
-      engine.pause();
-      try {
-        load.setValue("two");
-        plane().compactEtcd();
-        plane().restart("kube-apiserver", "--kill");
-      } finally {
-        engine.resume();
-      }
-      Duration converged = awaitInvariants();
-      double expired = invariants.metric(metricsPort, EXPIRED) - expiredBefore;
-      LOG.info("{} watches expired and relisted; every change missed took effect {} ms after the engine went on",
-          expired, converged.toMillis());
-      assertThat(expired).as("watches that got 410 Gone (the parents', their children's at least)")
-          .isGreaterThanOrEqualTo(2);
-      assertThat(engine.output()).contains("is gone from the server; relisting");
+    double expiredBefore = invariants.metric(metricsPort, EXPIRED);
+    // Only this test's lines count: the engine went through the other faults too.
+    int linesBefore = engine.lines().size();
+    engine.pause();
+    try {
+      load.setValue("missed-while-compacted");
+      plane().compactEtcd();
+      plane().restart("kube-apiserver", "--kill");
+    } finally {
+      engine.resume();
     }
+    Duration converged = awaitInvariants();
+    double expired = invariants.metric(metricsPort, EXPIRED) - expiredBefore;
+    LOG.info("{} watches expired and relisted; every change missed took effect {} ms after the engine went on",
+        expired, converged.toMillis());
+    assertThat(expired).as("watches that got 410 Gone (the parents', their children's at least)")
+        .isGreaterThanOrEqualTo(2);
+    List<String> lines = engine.lines();
+    assertThat(lines.subList(linesBefore, lines.size())).as("the engine's log since the engine was stopped")
+        .anySatisfy(line -> assertThat(line).contains("is gone from the server; relisting"));
   }
 
   /**
@@ -89,18 +125,16 @@ class ControlPlaneFaultsIT extends FaultSuite {
    */
   @Test
   void etcdStoppedMidWaveLosesNothing() throws Exception {
-    try (EngineProcess engine = convergedEngine("engine")) {
-      load.setValue("two");
-      awaitWaveUnderway("two");
-      plane().pause("etcd");
-      try {
-        Thread.sleep(8_000);
-      } finally {
-        plane().resume("etcd");
-      }
-      Duration converged = awaitInvariants();
-      LOG.info("etcd stopped for 8 s mid-wave; converged {} ms after it went on", converged.toMillis());
-      assertThat(engine.isAlive()).isTrue();
+    load.setValue("while-etcd-stops");
+    awaitWaveUnderway("while-etcd-stops");
+    plane().pause("etcd");
+    try {
+      Thread.sleep(8_000);
+    } finally {
+      plane().resume("etcd");
     }
+    Duration converged = awaitInvariants();
+    LOG.info("etcd stopped for 8 s mid-wave; converged {} ms after it went on", converged.toMillis());
+    assertThat(engine.isAlive()).isTrue();
   }
 }
