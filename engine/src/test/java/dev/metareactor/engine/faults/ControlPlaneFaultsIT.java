@@ -3,18 +3,11 @@ package dev.metareactor.engine.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.testing.k8s.ControlPlane;
-import dev.metareactor.testing.k8s.LocalCluster;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.TestInstance.Lifecycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,39 +17,12 @@ import org.slf4j.LoggerFactory;
  * Gone), and etcd stopped (SIGSTOP) in the middle of an update wave. The components are restarted through
  * {@code hack/local-cluster.sh} on the control plane every integration test shares.
  *
- * <p>One load and one engine go through the three faults: the engine must come out of each converged (which each
- * test checks before its fault too), so a fault that left it behind fails the next test as well as its own.
+ * <p>One load and one engine go through the three faults ({@link SharedLoadFaultSuite}).
  */
-@TestInstance(Lifecycle.PER_CLASS)
-class ControlPlaneFaultsIT extends FaultSuite {
+class ControlPlaneFaultsIT extends SharedLoadFaultSuite {
 
   private static final Logger LOG = LoggerFactory.getLogger(ControlPlaneFaultsIT.class);
   private static final String EXPIRED = "metareactor_informer_expired_watches_total";
-
-  private EngineProcess engine;
-
-  @BeforeAll
-  void startTheLoadAndItsEngine(LocalCluster classCluster) throws Exception {
-    shareLoad(classCluster);
-    engine = convergedEngine("engine");
-  }
-
-  @AfterAll
-  void stopTheEngineAndTheLoad() {
-    try {
-      if (engine != null) {
-        engine.close();
-      }
-    } finally {
-      unshareLoad();
-    }
-  }
-
-  /** Each fault starts from a converged load with the engine ready. */
-  @BeforeEach
-  void converged() {
-    awaitInvariants();
-  }
 
   private ControlPlane plane() {
     return load.cluster.controlPlane();

@@ -27,8 +27,8 @@ import org.junit.jupiter.api.TestInfo;
  * them (the jar, a process of its own, hosting only this load's controllers), and the one {@link Invariants} check
  * each test waits for after its fault.
  *
- * <p>A class whose faults leave the load and its engine as they found them may share one load among its tests
- * instead ({@link #shareLoad}): its convergence is then paid once, not once per test.
+ * <p>A class whose faults leave the load and its engine as they found them may share one load and one engine among
+ * its tests instead ({@link SharedLoadFaultSuite}): their convergence is then paid once, not once per test.
  */
 @LocalKubernetes
 abstract class FaultSuite {
@@ -42,43 +42,32 @@ abstract class FaultSuite {
   int metricsPort;
   int healthPort;
   private Path dir;
-  /** Whether {@link #load} is the class's, made by {@link #shareLoad}, rather than each test's own. */
-  private boolean shared;
 
   /**
    * Each test's own load, unless the class shares one. The engines' logs go to
-   * {@code target/fault-logs/<class>/<test>/} (those of a shared load's to {@code target/fault-logs/<class>/}), kept
-   * for a look after a failure.
+   * {@code target/fault-logs/<class>/<test>/}, kept for a look after a failure.
    */
   @BeforeEach
   void load(LocalCluster cluster, TestInfo test) throws IOException {
-    if (shared) {
+    if (sharesLoad()) {
       return;
     }
-    this.load = new FaultLoad(cluster, parentCount());
-    this.invariants = new Invariants(load);
     String method = test.getTestMethod().map(Method::getName).orElse("test");
     // A parameterized test's runs each get their own directory.
     String run = test.getDisplayName().startsWith(method) ? "" : "-" + test.getDisplayName().replaceAll("\\W+", "_");
-    this.dir = Files.createDirectories(Path.of("target", "fault-logs", getClass().getSimpleName(), method + run));
+    makeLoad(cluster, Path.of("target", "fault-logs", getClass().getSimpleName(), method + run));
   }
 
-  /**
-   * Makes one load for every test of the class, on the class's own cluster: called from a {@code @BeforeAll} method
-   * of a class with {@code @TestInstance(PER_CLASS)}, whose {@code @AfterAll} method calls {@link #unshareLoad}.
-   */
-  void shareLoad(LocalCluster classCluster) throws IOException {
-    this.shared = true;
-    this.load = new FaultLoad(classCluster, parentCount());
+  /** Makes {@link #load} on {@code cluster}; the engines started from now on write their logs into {@code logs}. */
+  final void makeLoad(LocalCluster cluster, Path logs) throws IOException {
+    this.load = new FaultLoad(cluster, parentCount());
     this.invariants = new Invariants(load);
-    this.dir = Files.createDirectories(Path.of("target", "fault-logs", getClass().getSimpleName()));
+    this.dir = Files.createDirectories(logs);
   }
 
-  /** Closes the load {@link #shareLoad} made. */
-  void unshareLoad() {
-    if (load != null) {
-      load.close();
-    }
+  /** Whether the class's tests share one load ({@link SharedLoadFaultSuite}) rather than each making its own. */
+  boolean sharesLoad() {
+    return false;
   }
 
   /** How many parents the load has. */
@@ -93,7 +82,7 @@ abstract class FaultSuite {
 
   @AfterEach
   void unload() {
-    if (!shared) {
+    if (!sharesLoad()) {
       load.close();
     }
   }

@@ -23,10 +23,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.TestInstance.Lifecycle;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.Logger;
@@ -42,12 +38,11 @@ import org.slf4j.LoggerFactory;
  * {@code children} field, without {@code metareactor.dev/delete-guard}: Metacontroller's behaviour) gets a
  * {@code MissingChildren} Warning on every parent instead.
  *
- * <p>One load and one engine serve every fault in turn (a hook's fault leaves both as it found them, which each run
- * checks with the invariants); each fault gets parents, a CRD, a controller and a namespace of its own, so that no
- * Event, child or log line of an earlier fault counts for a later one.
+ * <p>One load and one engine serve every fault in turn ({@link SharedLoadFaultSuite}: a hook's fault leaves both as it
+ * found them); each fault gets parents, a CRD, a controller and a namespace of its own, so that no Event, child or
+ * log line of an earlier fault counts for a later one.
  */
-@TestInstance(Lifecycle.PER_CLASS)
-class HookFaultsIT extends FaultSuite {
+class HookFaultsIT extends SharedLoadFaultSuite {
 
   private static final Logger LOG = LoggerFactory.getLogger(HookFaultsIT.class);
   private static final int FLAKY = 20;
@@ -116,26 +111,6 @@ class HookFaultsIT extends FaultSuite {
     }
   }
 
-  /** The engine every fault runs against, hosting the load's controllers and each fault's flaky one. */
-  private EngineProcess engine;
-
-  @BeforeAll
-  void startTheLoadAndItsEngine(LocalCluster classCluster) throws Exception {
-    shareLoad(classCluster);
-    engine = convergedEngine("engine");
-  }
-
-  @AfterAll
-  void stopTheEngineAndTheLoad() {
-    try {
-      if (engine != null) {
-        engine.close();
-      }
-    } finally {
-      unshareLoad();
-    }
-  }
-
   @ParameterizedTest
   @EnumSource(Fault.class)
   void aFailingHookFailsOnlyItsOwnParentsAndTheyConvergeOnceItIsHealthy(Fault fault, LocalCluster cluster)
@@ -149,7 +124,6 @@ class HookFaultsIT extends FaultSuite {
       IntStream.range(0, FLAKY).forEach(i -> flaky.crd().in(flaky.client()).resource(flaky.crd().object(
           cluster.namespace(), "flaky-" + i, Map.of("value", "one"))).create());
       try {
-        awaitInvariants();
         awaitFlakyConverged(flaky, "one");
         Map<String, String> children = flakyChildren(flaky);
         load.setValue(value + "-healthy");
