@@ -108,7 +108,7 @@ switch() {
   log "installing the CRD and the controller"
   k get crd "$CRD" >/dev/null 2>&1 || CREATED_CRD=true
   k apply -f "$HERE/crd.yaml" >/dev/null
-  k wait --for=condition=Established --timeout="${TIMEOUT}s" "crd/$CRD" >/dev/null
+  wait_for_crds "$CRD"
   CREATED_CONTROLLER=true
   apply_controller "$HERE/controller.yaml"
 

@@ -55,6 +55,21 @@ wait_for() {
   done
 }
 
+# CRD $1 is Established (its resource is served).
+crd_established() {
+  [[ $(k get crd "$1" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}' 2>/dev/null) == True ]]
+}
+
+# wait_for_crds CRD...: waits until each is Established. Not `kubectl wait --for=condition=Established`: that fails
+# at once instead of waiting when it reads a CRD the API server has not given any condition yet (".status.conditions
+# accessor error: <nil> is of the type <nil>"), which happens right after the CRD is created on a busy machine.
+wait_for_crds() {
+  local crd
+  for crd in "$@"; do
+    wait_for "$TIMEOUT" "CRD $crd to be Established" crd_established "$crd"
+  done
+}
+
 # The cluster answers, and no controller of this name exists yet (never take
 # over one someone else runs, e.g. hack/quickstart.sh: applying ours would
 # point it at our hook, and our cleanup would delete it).

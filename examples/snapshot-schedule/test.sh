@@ -136,7 +136,7 @@ tombstone_called() { grep -q '"POST /tombstone HTTP/1.1" 200' "$HOOK_LOG"; }
     k get crd "$crd" >/dev/null 2>&1 || CREATED_CRDS+=("$crd")
   done
   k apply -f "$HERE/crd.yaml" >/dev/null
-  k wait --for=condition=Established --timeout="${TIMEOUT}s" "${CRDS[@]/#/crd/}" >/dev/null
+  wait_for_crds "${CRDS[@]}"
   CREATED_CONTROLLER=true
   apply_controller "$HERE/controller.yaml"
 
