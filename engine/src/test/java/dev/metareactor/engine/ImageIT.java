@@ -10,6 +10,7 @@ import dev.metareactor.engine.faults.FaultLoad;
 import dev.metareactor.engine.faults.Invariants;
 import dev.metareactor.engine.it.ContainerImage;
 import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.HostPorts;
 import dev.metareactor.engine.it.ImagePod;
 import dev.metareactor.engine.it.Install;
 import dev.metareactor.testing.k8s.LocalCluster;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.dataformat.yaml.YAMLMapper;
@@ -41,6 +43,7 @@ import tools.jackson.dataformat.yaml.YAMLMapper;
  * {@code /metrics}, and exit 0 on SIGTERM within the pod's grace period.
  */
 @LocalKubernetes
+@ExtendWith(HostPorts.class)
 class ImageIT {
 
   /** Parents of the fault suite's load each pod must converge. */

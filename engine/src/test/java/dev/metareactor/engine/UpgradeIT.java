@@ -12,6 +12,7 @@ import dev.metareactor.engine.faults.FaultLoad;
 import dev.metareactor.engine.faults.Invariants;
 import dev.metareactor.engine.it.ContainerImage;
 import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.HostPorts;
 import dev.metareactor.engine.it.ImagePod;
 import dev.metareactor.engine.it.Install;
 import dev.metareactor.engine.kube.KubeJson;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
@@ -37,6 +39,7 @@ import tools.jackson.databind.JsonNode;
  * converges what upstream could not run (a MapController).
  */
 @LocalKubernetes
+@ExtendWith(HostPorts.class)
 class UpgradeIT {
 
   /** Parents upstream converges at its own API rate (client-go's 5 requests per second). */
