@@ -18,29 +18,33 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Hook faults, one set of parents at a time: beside the {@link FaultLoad}, {@value #FLAKY} parents of their own
- * CompositeController call a {@link MisbehavingHook}, which gives each one child while healthy. While that hook fails
- * in one way, the load runs an update wave: its invariants must hold and its convergence time is reported beside a
- * wave measured just before with every hook healthy. Each failing parent gets a {@code SyncError} Event naming the
+ * Hook faults: beside the {@link FaultLoad}, for each fault {@value #FLAKY} parents of their own CompositeController
+ * call a {@link MisbehavingHook}, which gives each one child while healthy. While those hooks fail, each in its way,
+ * the load runs an update wave: its invariants must hold and its convergence time is reported beside a wave measured
+ * just before with every hook healthy. Each failing parent gets a {@code SyncError} Event naming the
  * problem (none for a 429 storm, which is waited out), every child survives the fault with its UID, and every parent
  * converges once its hook is healthy again. The one answer the engine follows although it deletes the children (no
  * {@code children} field, without {@code metareactor.dev/delete-guard}: Metacontroller's behaviour) gets a
  * {@code MissingChildren} Warning on every parent instead.
  *
- * <p>One load and one engine serve every fault in turn ({@link SharedLoadFaultSuite}: a hook's fault leaves both as it
- * found them); each fault gets parents, a CRD, a controller and a namespace of its own, so that no Event, child or
- * log line of an earlier fault counts for a later one.
+ * <p>The faults run side by side in a few windows (see {@link #windows}), against one load and one engine
+ * ({@link SharedLoadFaultSuite}: a hook's fault leaves both as it found them); each fault gets parents, a CRD, a hook,
+ * a controller and a namespace of its own, so that no Event, child or log line of another fault counts for it.
  */
 class HookFaultsIT extends SharedLoadFaultSuite {
 
@@ -111,115 +115,154 @@ class HookFaultsIT extends SharedLoadFaultSuite {
     }
   }
 
-  @ParameterizedTest
-  @EnumSource(Fault.class)
-  void aFailingHookFailsOnlyItsOwnParentsAndTheyConvergeOnceItIsHealthy(Fault fault, LocalCluster cluster)
+  /**
+   * The faults in the windows they run in: those whose answers are large or costly to parse (OVERSIZED, DEEP_NESTING,
+   * MILLIONS_OF_OBJECTS) each alone, since at once they would share the memory budget of hook answers in flight and an
+   * answer refused for want of budget would not say what its own fault says; all the others at once.
+   */
+  static Stream<List<Fault>> windows() {
+    List<Fault> heavy = List.of(Fault.OVERSIZED, Fault.DEEP_NESTING, Fault.MILLIONS_OF_OBJECTS);
+    return Stream.concat(Stream.of(Arrays.stream(Fault.values()).filter(fault -> !heavy.contains(fault)).toList()),
+        heavy.stream().map(List::of));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("windows")
+  void failingHooksFailOnlyTheirOwnParentsAndTheyConvergeOnceHealthy(List<Fault> faults, LocalCluster cluster)
       throws Exception {
-    Flaky flaky = new Flaky(ParentCrd.create(cluster, "Flaky"), cluster,
-        "flaky-" + fault.name().toLowerCase(Locale.ROOT).replace('_', '-'));
-    // The load's values in this run: the same spelling as the fault's (a label value, for the decorator).
-    String value = fault.name().toLowerCase(Locale.ROOT);
-    try (MisbehavingHook hook = new MisbehavingHook()) {
-      applyFlakyController(flaky, fault.url(hook.url()), fault.guarded);
-      IntStream.range(0, FLAKY).forEach(i -> flaky.crd().in(flaky.client()).resource(flaky.crd().object(
-          cluster.namespace(), "flaky-" + i, Map.of("value", "one"))).create());
-      try {
+    List<Flaky> flakies = new ArrayList<>();
+    try {
+      for (Fault fault : faults) {
+        flakies.add(Flaky.create(fault, cluster));
+      }
+      for (Flaky flaky : flakies) {
+        applyFlakyController(flaky, flaky.fault().url(flaky.hook().url()));
+        IntStream.range(0, FLAKY).forEach(i -> flaky.crd().in(flaky.client()).resource(flaky.crd().object(
+            flaky.namespace(), "flaky-" + i, Map.of("value", "one"))).create());
+      }
+      Map<Fault, Map<String, String>> children = new EnumMap<>(Fault.class);
+      for (Flaky flaky : flakies) {
         awaitFlakyConverged(flaky, "one");
-        Map<String, String> children = flakyChildren(flaky);
-        load.setValue(value + "-healthy");
-        Duration healthy = awaitInvariants();
+        children.put(flaky.fault(), flakyChildren(flaky));
+      }
+      // The load's values in this window: the same spelling as its first fault's (a label value, for the decorator).
+      String value = faults.get(0).name().toLowerCase(Locale.ROOT);
+      load.setValue(value + "-healthy");
+      Duration healthy = awaitInvariants();
 
-        int callsAtFault = hook.calls();
-        long faultStart = System.nanoTime();
-        if (fault.mode != null) {
-          hook.mode(fault.mode);
+      Map<Fault, Integer> callsAtFault = new EnumMap<>(Fault.class);
+      long faultStart = System.nanoTime();
+      for (Flaky flaky : flakies) {
+        callsAtFault.put(flaky.fault(), flaky.hook().calls());
+        if (flaky.fault().mode != null) {
+          flaky.hook().mode(flaky.fault().mode);
         } else {
-          applyFlakyController(flaky, "http://127.0.0.1:" + EngineProcess.freePort() + "/sync", fault.guarded);
+          applyFlakyController(flaky, "http://127.0.0.1:" + EngineProcess.freePort() + "/sync");
         }
-        // A healthy call can time out on a busy machine while the controller starts: only errors from now on count.
-        Map<String, Integer> errorsBefore = syncErrorCounts(flaky);
+      }
+      // A healthy call can time out on a busy machine while the controller starts: only errors from now on count.
+      Map<Fault, Map<String, Integer>> errorsBefore = new EnumMap<>(Fault.class);
+      Map<Fault, Integer> callsBefore = new EnumMap<>(Fault.class);
+      for (Flaky flaky : flakies) {
+        errorsBefore.put(flaky.fault(), syncErrorCounts(flaky));
         setFlakyValue(flaky, "broken");
-        int callsBefore = hook.calls();
-        load.setValue(value + "-beside-the-fault");
-        Duration faulty = awaitInvariants();
-        LOG.info("{}: the load's update wave took {} ms with every hook healthy, {} ms beside {} failing parents"
-            + " ({} calls to the failing hook meanwhile; JVM memory in use {} MB)", fault, healthy.toMillis(),
-            faulty.toMillis(), FLAKY, hook.calls() - callsBefore,
-            Math.round(invariants.metric(metricsPort, "jvm_memory_used_bytes") / (1 << 20)));
+        callsBefore.put(flaky.fault(), flaky.hook().calls());
+      }
+      load.setValue(value + "-beside-the-faults");
+      Duration faulty = awaitInvariants();
+      LOG.info("{}: the load's update wave took {} ms with every hook healthy, {} ms beside {} failing parents"
+          + " (calls to the failing hooks meanwhile: {}; JVM memory in use {} MB)", faults, healthy.toMillis(),
+          faulty.toMillis(), FLAKY * faults.size(), flakies.stream().collect(Collectors.toMap(Flaky::fault,
+              flaky -> flaky.hook().calls() - callsBefore.get(flaky.fault()))),
+          Math.round(invariants.metric(metricsPort, "jvm_memory_used_bytes") / (1 << 20)));
 
+      for (Flaky flaky : flakies) {
+        Fault fault = flaky.fault();
         if (fault.says != null) {
           await().atMost(CONVERGE).untilAsserted(() -> assertThat(syncErrors(flaky).keySet())
-              .as("flaky parents with a SyncError Event").hasSize(FLAKY));
+              .as("%s: flaky parents with a SyncError Event", fault).hasSize(FLAKY));
           // Each names the problem, or, once the hook client's circuit breaker has opened on the failures, says so.
-          assertThat(syncErrors(flaky).values())
+          assertThat(syncErrors(flaky).values()).as("%s: the SyncError Events", fault)
               .allSatisfy(message -> assertThat(message).containsAnyOf(fault.says, BREAKER_OPEN))
               .anySatisfy(message -> assertThat(message).contains(fault.says));
           // Zap-shaped lines; a failed sync's line names its controller, kind, key and run as fields of their own
-          // (this fault's: its namespace is no other's).
-          String namespace = cluster.namespace();
-          assertThat(engine.jsonLines()).isNotEmpty()
+          // (this fault's: its namespace and its controller are no other's).
+          assertThat(engine.jsonLines()).as("%s: the engine's log", fault).isNotEmpty()
               .allSatisfy(line -> assertThat(line.has("level") && line.has("ts") && line.has("msg")).isTrue())
               .anySatisfy(line -> {
                 assertThat(line.path("level").asString()).isEqualTo("warn");
                 assertThat(line.path("logger").asString()).isEqualTo("CompositeController");
-                assertThat(line.path("msg").asString()).contains("sync of " + namespace + "/flaky-");
+                assertThat(line.path("msg").asString()).contains("sync of " + flaky.namespace() + "/flaky-");
                 assertThat(line.path("controller").asString()).isEqualTo(flaky.controllerName(load));
                 assertThat(line.path("kind").asString()).isEqualTo("CompositeController");
-                assertThat(line.path("key").asString()).startsWith(namespace + "/flaky-");
+                assertThat(line.path("key").asString()).startsWith(flaky.namespace() + "/flaky-");
                 assertThat(line.path("sync").isNumber()).isTrue();
               });
         } else if (fault.childrenSurvive()) {
-          await().atMost(CONVERGE).until(() -> hook.calls() - callsBefore >= 2 * FLAKY);
+          await().atMost(CONVERGE).until(() -> flaky.hook().calls() - callsBefore.get(fault) >= 2 * FLAKY);
         } else {
           await().atMost(CONVERGE).untilAsserted(() -> assertThat(events(flaky, "MissingChildren").keySet())
-              .as("flaky parents with a MissingChildren Warning").hasSize(FLAKY));
+              .as("%s: flaky parents with a MissingChildren Warning", fault).hasSize(FLAKY));
           assertThat(events(flaky, "MissingChildren").values())
               .allSatisfy(message -> assertThat(message).contains("deleting all 1 observed"));
           await().atMost(CONVERGE).until(() -> flakyChildren(flaky).isEmpty());
         }
         if (fault.childrenSurvive()) {
-          assertThat(flakyChildren(flaky)).as("every child, with its UID, through the fault").isEqualTo(children);
+          assertThat(flakyChildren(flaky)).as("%s: every child, with its UID, through the fault", fault)
+              .isEqualTo(children.get(fault));
         }
         if (fault == Fault.TOO_MANY_REQUESTS_WITHOUT_RETRY_AFTER) {
           Duration window = Duration.ofNanos(System.nanoTime() - faultStart);
-          LOG.info("{}: {} calls in {} ms for {} parents", fault, hook.calls() - callsAtFault, window.toMillis(),
-              FLAKY);
-          assertThat(hook.calls() - callsAtFault).isLessThanOrEqualTo(maxCallsWithBackoff(window));
+          int calls = flaky.hook().calls() - callsAtFault.get(fault);
+          LOG.info("{}: {} calls in {} ms for {} parents", fault, calls, window.toMillis(), FLAKY);
+          assertThat(calls).as("%s: calls in %s", fault, window).isLessThanOrEqualTo(maxCallsWithBackoff(window));
         }
         if (fault == Fault.SECRETS_IN_THE_URL) {
           assertNoSecretShown(flaky);
         }
+      }
 
-        hook.mode(Mode.HEALTHY);
-        applyFlakyController(flaky, fault.url(hook.url()), fault.guarded);
+      for (Flaky flaky : flakies) {
+        flaky.hook().mode(Mode.HEALTHY);
+        applyFlakyController(flaky, flaky.fault().url(flaky.hook().url()));
         // An answer followed leaves nothing to retry: only a change brings those parents to the healthy hook again.
-        String last = fault.childrenSurvive() ? "broken" : "healed";
-        if (!fault.childrenSurvive()) {
-          setFlakyValue(flaky, last);
+        if (!flaky.fault().childrenSurvive()) {
+          setFlakyValue(flaky, "healed");
         }
-        awaitFlakyConverged(flaky, last);
+      }
+      for (Flaky flaky : flakies) {
+        Fault fault = flaky.fault();
+        awaitFlakyConverged(flaky, fault.childrenSurvive() ? "broken" : "healed");
         if (fault.childrenSurvive()) {
-          assertThat(flakyChildren(flaky)).as("every child, with its UID, once healthy again").isEqualTo(children);
+          assertThat(flakyChildren(flaky)).as("%s: every child, with its UID, once healthy again", fault)
+              .isEqualTo(children.get(fault));
         }
         if (fault.says == null) {
-          assertThat(syncErrorCounts(flaky)).as("error Events for a hook answering 429 with Retry-After, or an answer"
-              + " followed as upstream follows it").isEqualTo(errorsBefore);
+          assertThat(syncErrorCounts(flaky)).as("%s: error Events for a hook answering 429 with Retry-After, or an"
+              + " answer followed as upstream follows it", fault).isEqualTo(errorsBefore.get(fault));
         }
-        assertThat(engine.isAlive()).isTrue();
-      } finally {
+      }
+      assertThat(engine.isAlive()).isTrue();
+    } finally {
+      for (Flaky flaky : flakies) {
         load.cluster.kubectl("delete", "compositecontrollers", flaky.controllerName(load), "--ignore-not-found");
+        flaky.hook().close();
       }
     }
   }
 
   /**
-   * One fault's flaky side: the parents' type, the test's own cluster (their namespace, and their children's and
-   * Events') and the name of their controller (suffixed to the load's {@code hostedBy}).
+   * One fault's flaky side: its parents' type, the hook they call, a namespace of their own (theirs, their children's
+   * and their Events') and the name of their controller (suffixed to the load's {@code hostedBy}).
    */
-  private record Flaky(ParentCrd crd, LocalCluster cluster, String controller) {
+  private record Flaky(Fault fault, ParentCrd crd, MisbehavingHook hook, KubernetesClient client, String namespace,
+      String controller) {
 
-    KubernetesClient client() {
-      return cluster.client();
+    /** A new CRD, hook and namespace for {@code fault}, deleted after the test (the hook when closed). */
+    static Flaky create(Fault fault, LocalCluster cluster) {
+      String name = "flaky-" + fault.name().toLowerCase(Locale.ROOT).replace('_', '-');
+      return new Flaky(fault, ParentCrd.create(cluster, "Flaky"), new MisbehavingHook(), cluster.client(),
+          cluster.createNamespace(name), name);
     }
 
     String controllerName(FaultLoad load) {
@@ -262,8 +305,9 @@ class HookFaultsIT extends SharedLoadFaultSuite {
         });
   }
 
-  private void applyFlakyController(Flaky flaky, String url, boolean guarded) {
-    load.applyComposite(flaky.controller(), guarded ? Map.of(DeleteGuardAnnotation.KEY, "true") : Map.of(), """
+  private void applyFlakyController(Flaky flaky, String url) {
+    load.applyComposite(flaky.controller(), flaky.fault().guarded ? Map.of(DeleteGuardAnnotation.KEY, "true")
+        : Map.of(), """
         generateSelector: true
         parentResource: {apiVersion: %s, resource: %s}
         childResources:
@@ -274,14 +318,15 @@ class HookFaultsIT extends SharedLoadFaultSuite {
   }
 
   private void setFlakyValue(Flaky flaky, String value) {
-    IntStream.range(0, FLAKY).forEach(i -> flaky.crd().in(flaky.client()).withName("flaky-" + i)
+    IntStream.range(0, FLAKY).forEach(i -> flaky.crd().in(flaky.client()).inNamespace(flaky.namespace())
+        .withName("flaky-" + i)
         .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\": {\"value\": \"" + value + "\"}}"));
   }
 
   private void awaitFlakyConverged(Flaky flaky, String value) {
     await().atMost(CONVERGE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
-      List<GenericKubernetesResource> parents = flaky.crd().in(flaky.client())
-          .inNamespace(flaky.cluster().namespace()).list().getItems();
+      List<GenericKubernetesResource> parents = flaky.crd().in(flaky.client()).inNamespace(flaky.namespace()).list()
+          .getItems();
       assertThat(parents).hasSize(FLAKY).allSatisfy(parent -> assertThat(
           ((Map<?, ?>) parent.getAdditionalProperties().getOrDefault("status", Map.of())).get("value"))
           .as(parent.getMetadata().getName()).isEqualTo(value));
@@ -291,7 +336,7 @@ class HookFaultsIT extends SharedLoadFaultSuite {
 
   /** The flaky parents' children, name to UID. */
   private Map<String, String> flakyChildren(Flaky flaky) {
-    return flaky.client().configMaps().list().getItems().stream()
+    return flaky.client().configMaps().inNamespace(flaky.namespace()).list().getItems().stream()
         .filter(configMap -> configMap.getMetadata().getName().matches(MisbehavingHook.childOf("flaky-\\d+")))
         .collect(Collectors.toMap(configMap -> configMap.getMetadata().getName(),
             configMap -> configMap.getMetadata().getUid()));
@@ -304,7 +349,7 @@ class HookFaultsIT extends SharedLoadFaultSuite {
 
   /** The SyncError Events on flaky parents so far, each by name with its count. */
   private Map<String, Integer> syncErrorCounts(Flaky flaky) {
-    return flaky.client().v1().events().list().getItems().stream()
+    return flaky.client().v1().events().inNamespace(flaky.namespace()).list().getItems().stream()
         .filter(event -> "SyncError".equals(event.getReason()) && event.getInvolvedObject() != null
             && flaky.crd().kind().equals(event.getInvolvedObject().getKind()))
         .collect(Collectors.toMap(event -> event.getMetadata().getName(),
@@ -313,7 +358,7 @@ class HookFaultsIT extends SharedLoadFaultSuite {
 
   /** The flaky parents with an Event of {@code reason}, each with its Event's message. */
   private Map<String, String> events(Flaky flaky, String reason) {
-    List<Event> events = flaky.client().v1().events().list().getItems();
+    List<Event> events = flaky.client().v1().events().inNamespace(flaky.namespace()).list().getItems();
     return events.stream()
         .filter(event -> reason.equals(event.getReason()) && event.getInvolvedObject() != null
             && flaky.crd().kind().equals(event.getInvolvedObject().getKind()))

@@ -58,10 +58,8 @@ public final class LocalCluster implements AutoCloseable {
     this.client = new KubernetesClientBuilder()
         .withConfig(new ConfigBuilder(base).withNamespace(namespace).build())
         .build();
-    Namespace ns = new NamespaceBuilder().withNewMetadata().withName(namespace)
-        .addToLabels(TEST_LABEL, "true").endMetadata().build();
     try {
-      client.namespaces().resource(ns).create();
+      client.namespaces().resource(labelled(namespace)).create();
     } catch (RuntimeException e) {
       client.close();
       throw e;
@@ -97,6 +95,21 @@ public final class LocalCluster implements AutoCloseable {
     clusterScoped.add(created);
     return client.apiextensions().v1().customResourceDefinitions().resource(created)
         .waitUntilCondition(LocalCluster::established, CRD_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  /**
+   * Creates another namespace for this test, named from {@code prefix} as the test's own is, and deletes it after the
+   * test with the test's own: for objects of one name side by side, or Events kept apart.
+   */
+  public String createNamespace(String prefix) {
+    return deleteAfterTest(client.namespaces().resource(labelled(namespaceName(prefix))).create()).getMetadata()
+        .getName();
+  }
+
+  /** A namespace of that name, labelled {@value #TEST_LABEL}. */
+  private static Namespace labelled(String name) {
+    return new NamespaceBuilder().withNewMetadata().withName(name).addToLabels(TEST_LABEL, "true").endMetadata()
+        .build();
   }
 
   /** Registers a cluster-scoped object (ClusterRole, webhook configuration, ...) to delete after the test. */

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 class ExtensionIT {
 
   private static String firstNamespace;
+  private static String firstExtraNamespace;
   private static String firstCrd;
   private static ControlPlane firstPlane;
   private static LocalCluster shared;
@@ -57,6 +58,10 @@ class ExtensionIT {
         .build()).create();
     firstNamespace = cluster.namespace();
     firstPlane = cluster.controlPlane();
+    firstExtraNamespace = cluster.createNamespace("extensionit-extra");
+    assertThat(firstExtraNamespace).startsWith("it-extensionit-extra-").isNotEqualTo(firstNamespace);
+    assertThat(client.namespaces().withName(firstExtraNamespace).get().getMetadata().getLabels())
+        .containsEntry(LocalCluster.TEST_LABEL, "true");
     sharedNamespaceSeenByATest = shared.namespace();
   }
 
@@ -70,6 +75,9 @@ class ExtensionIT {
     // The namespace controller finishes the deletion of the previous namespace and its contents.
     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
         .until(() -> client.namespaces().withName(firstNamespace).get() == null);
+    // So is the one made by createNamespace.
+    await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
+        .until(() -> client.namespaces().withName(firstExtraNamespace).get() == null);
     // The CRD registered through createCrd is gone too.
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
         .until(() -> client.apiextensions().v1().customResourceDefinitions().withName(firstCrd).get() == null);
