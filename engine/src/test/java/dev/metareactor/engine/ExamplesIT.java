@@ -12,8 +12,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,6 +32,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * kubectl, unlabelled); hello-world's once with the Python hook and once with the Java one. Every script runs under
  * both apply strategies, as Metacontroller's CI runs its examples against its {@code dev} and {@code dev-ssa}
  * manifests.
+ *
+ * <p>Under one strategy the scripts run side by side, each in a namespace of its own, against one engine: most of
+ * a script's time is waiting (for the garbage collector to learn a new CRD, for a snapshot interval, for a rollout),
+ * which the others fill. The two hello-world runs take turns: they install the same CRD and controller.
  */
 @LocalKubernetes
 class ExamplesIT {
@@ -51,6 +60,15 @@ class ExamplesIT {
   private static final Example BLUEGREEN = new Example("bluegreen", "compositecontroller", "bluegreen",
       List.of("bluegreendeployments.examples.metareactor.dev"));
 
+  /**
+   * One run of a script: the example, a name for it and the extra environment it runs with. Hello-world with the
+   * Python hook (its default) and with the Java one; a MapController, Snapshots of the selected PVCs, one per
+   * interval, a deleted PVC's kept until their TTL (snapshot-schedule); a StatefulSet-like parent, ordered start and a
+   * rolling update of its Pods one at a time, RollingRecreate (catset); two ReplicaSets and a Service, a new template
+   * on the idle color, the Service switched once it is ready (bluegreen).
+   */
+  private record Run(Example example, String name, Map<String, String> env) {}
+
   private LocalCluster cluster;
   private EngineUnderTest engine;
   private Path repo;
@@ -68,51 +86,65 @@ class ExamplesIT {
     }
   }
 
+  /**
+   * Starts an engine with {@code --apply-strategy=<strategy>} and runs every example's script, side by side (the two
+   * hello-world runs one after the other); each must exit 0 and say it passed, its output shown if not.
+   */
   @ParameterizedTest(name = "{0}")
   @EnumSource(ApplyStrategy.class)
-  void helloWorldWithThePythonHook(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
-    runExampleTest(HELLO_WORLD, strategy, dir, Map.of());
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @EnumSource(ApplyStrategy.class)
-  void helloWorldWithTheJavaHook(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
+  void everyExampleScriptPasses(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
     Path jar = repo.resolve("examples/hello-world-java/target/hello-hook.jar");
     assertThat(jar).as("built by examples/hello-world-java, which the reactor builds before engine").exists();
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    runExampleTest(HELLO_WORLD, strategy, dir, Map.of("HOOK_CMD", java + " -jar " + jar));
-  }
-
-  /** A MapController: Snapshots of the selected PVCs, one per interval; a deleted PVC's kept until their TTL. */
-  @ParameterizedTest(name = "{0}")
-  @EnumSource(ApplyStrategy.class)
-  void snapshotSchedule(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
-    runExampleTest(SNAPSHOT_SCHEDULE, strategy, dir, Map.of());
-  }
-
-  /** A StatefulSet-like parent: ordered start, and a rolling update of its Pods one at a time (RollingRecreate). */
-  @ParameterizedTest(name = "{0}")
-  @EnumSource(ApplyStrategy.class)
-  void catset(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
-    runExampleTest(CATSET, strategy, dir, Map.of());
-  }
-
-  /** Two ReplicaSets and a Service: a new template on the idle color, the Service switched once it is ready. */
-  @ParameterizedTest(name = "{0}")
-  @EnumSource(ApplyStrategy.class)
-  void bluegreen(ApplyStrategy strategy, @TempDir Path dir) throws Exception {
-    runExampleTest(BLUEGREEN, strategy, dir, Map.of());
+    List<List<Run>> lanes = List.of(
+        List.of(new Run(HELLO_WORLD, "hello-world-python", Map.of()),
+            new Run(HELLO_WORLD, "hello-world-java", Map.of("HOOK_CMD", java + " -jar " + jar))),
+        List.of(new Run(SNAPSHOT_SCHEDULE, "snapshot-schedule", Map.of())),
+        List.of(new Run(CATSET, "catset", Map.of())),
+        List.of(new Run(BLUEGREEN, "bluegreen", Map.of())));
+    engine = EngineUnderTest.startHostingAll(cluster, "--apply-strategy=" + strategy.flagValue());
+    ExecutorService pool = Executors.newFixedThreadPool(lanes.size());
+    try {
+      List<Future<Void>> done = new ArrayList<>();
+      for (List<Run> lane : lanes) {
+        done.add(pool.submit(() -> {
+          for (Run run : lane) {
+            runExampleTest(run, dir);
+          }
+          return null;
+        }));
+      }
+      // Every lane to its end, so that each failed script is reported, the first with the others suppressed.
+      AssertionError failed = null;
+      for (Future<Void> lane : done) {
+        try {
+          lane.get();
+        } catch (ExecutionException e) {
+          AssertionError failure = e.getCause() instanceof AssertionError assertion ? assertion
+              : new AssertionError("a script could not be run", e.getCause());
+          if (failed == null) {
+            failed = failure;
+          } else {
+            failed.addSuppressed(failure);
+          }
+        }
+      }
+      if (failed != null) {
+        throw failed;
+      }
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   /**
-   * Starts an engine with {@code --apply-strategy=<strategy>}, runs the script with the given extra environment and
-   * asserts it exits 0, showing its output if not.
+   * Runs the script of {@code run} in a namespace of its own with the run's extra environment and asserts it exits
+   * 0, showing its output if not.
    */
-  private void runExampleTest(Example example, ApplyStrategy strategy, Path dir, Map<String, String> env)
-      throws IOException, InterruptedException {
-    engine = EngineUnderTest.startHostingAll(cluster, "--apply-strategy=" + strategy.flagValue());
+  private void runExampleTest(Run run, Path dir) throws IOException, InterruptedException {
+    Example example = run.example();
     String script = "examples/" + example.name() + "/test.sh";
-    Path output = dir.resolve("test.log");
+    Path output = dir.resolve(run.name() + ".log");
     // Output to a file, not inherited: writing to the forked JVM's stdout would corrupt Failsafe's channel.
     ProcessBuilder builder = new ProcessBuilder("bash", repo.resolve(script).toString())
         .directory(repo.toFile())
@@ -121,15 +153,16 @@ class ExamplesIT {
         .redirectOutput(output.toFile());
     builder.environment().put("KUBECONFIG", cluster.kubeconfig().toString());
     builder.environment().put("KUBECTL", cluster.controlPlane().kubectlBinary().toString());
-    builder.environment().put("NAMESPACE", cluster.namespace());
-    builder.environment().putAll(env);
+    builder.environment().put("NAMESPACE", cluster.createNamespace("examplesit-" + run.name()));
+    builder.environment().putAll(run.env());
     Process process = builder.start();
     try {
       boolean exited = process.waitFor(SCRIPT_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
       String log = Files.readString(output, StandardCharsets.UTF_8);
-      assertThat(exited).as("%s finished within %s; its output so far:%n%s", script, SCRIPT_TIMEOUT, log).isTrue();
-      assertThat(process.exitValue()).as("exit code of %s; its output:%n%s", script, log).isZero();
-      assertThat(log).contains(example.name() + " test: PASSED");
+      assertThat(exited).as("%s (%s) finished within %s; its output so far:%n%s", script, run.name(), SCRIPT_TIMEOUT,
+          log).isTrue();
+      assertThat(process.exitValue()).as("exit code of %s (%s); its output:%n%s", script, run.name(), log).isZero();
+      assertThat(log).as("the output of %s (%s)", script, run.name()).contains(example.name() + " test: PASSED");
     } finally {
       stopScript(example, process);
     }
