@@ -14,6 +14,7 @@ import dev.metareactor.engine.faults.FaultLoad;
 import dev.metareactor.engine.faults.Invariants;
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.HostPorts;
 import dev.metareactor.engine.kube.KubeConfig;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.testing.k8s.LocalCluster;
@@ -33,6 +34,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -45,6 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Deleting an install deletes Metacontroller's CRDs; the tests put them back for the tests that follow.
  */
 @LocalKubernetes
+@ExtendWith(HostPorts.class)
 class ManifestsIT {
 
   private static final List<String> KUSTOMIZATIONS = List.of("production", "dev", "dev-ssa", "debug", "ha", "sharded");

@@ -12,8 +12,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * The host ports of the install files' pod ({@code :9999} for {@code /metrics}, {@code :8081} for the probes,
  * {@code :40000} for the debug overlay's debugger), held by a test class for all its tests: an {@link ImagePod}
- * shares the host's network, as does upstream's binary run with its StatefulSet's arguments, so two test JVMs running
- * such classes at once (Failsafe's forks, or the builds of two checkouts) would fail to bind them. The class waits in
+ * shares the host's network, as do the engine's jar and upstream's binary run with a StatefulSet's arguments, so two
+ * test JVMs running such classes at once (Failsafe's forks, or the builds of two checkouts) would fail to bind them
+ * (ImageIT's pod did, beside ManifestsIT's engine). The class waits in
  * {@code @BeforeAll} for a lock on a file of the temporary directory, which the operating system releases when the
  * JVM ends, however it ends.
  *
