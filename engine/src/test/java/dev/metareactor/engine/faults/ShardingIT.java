@@ -170,8 +170,10 @@ class ShardingIT extends FaultSuite {
       long resumed;
       Duration ended;
       try {
+        // What a replica wrote just before it stopped can still arrive (the kernel sends a stopped process's written
+        // data): the counts start once no hook call has come in for a second, and the objects are read after that.
+        int hookCalls = hookCallsOnceQuiet();
         Map<String, String> before = invariants.versions();
-        int hookCalls = load.hookCalls.get();
         resumed = System.nanoTime();
         paused.process().resume();
         exit = paused.process().awaitExit(SHUTDOWN_TIMEOUT.toSeconds() + 30);
@@ -194,6 +196,18 @@ class ShardingIT extends FaultSuite {
     } finally {
       paused.process().close();
     }
+  }
+
+  /** The load's hook calls so far, once none has come in for a second. */
+  private int hookCallsOnceQuiet() {
+    int[] seen = {-1};
+    await().atMost(CONVERGE).pollInterval(Duration.ofSeconds(1)).until(() -> {
+      int now = load.hookCalls.get();
+      boolean quiet = now == seen[0];
+      seen[0] = now;
+      return quiet;
+    });
+    return seen[0];
   }
 
   /** When the first sync hook call for {@code parent} from call {@code from} on began. */
