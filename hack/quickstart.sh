@@ -38,6 +38,20 @@ die() { printf 'quickstart: ERROR: %s\n' "$*" >&2; exit 1; }
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# established CRD: waits up to 60 s until the CRD's resource is served. Not
+# `kubectl wait --for=condition=Established`: that fails at once instead of
+# waiting when it reads a CRD the API server has not given any condition yet,
+# which happens right after the CRD is applied on a busy machine.
+established() {
+  local i
+  for (( i = 0; i < 240; i++ )); do
+    [[ $("$KUBECTL" get crd "$1" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}' \
+      2>/dev/null) == True ]] && return 0
+    sleep 0.25
+  done
+  die "CRD $1 is not Established after 60 s"
+}
+
 # pick_port PREFERRED: PREFERRED if it is free, else a random free port below
 # the kernel's ephemeral range (32768-60999).
 pick_port() {
@@ -115,7 +129,7 @@ start_hook() { # PORT
   export KUBECONFIG
 
   "$KUBECTL" apply -f manifests/production/metacontroller-crds-v1.yaml >/dev/null
-  "$KUBECTL" wait --for=condition=Established --timeout=60s crd/compositecontrollers.metacontroller.k8s.io >/dev/null
+  established compositecontrollers.metacontroller.k8s.io
 
   hook_port=$(pick_port)
   log "starting the hook on 127.0.0.1:$hook_port: $HOOK_CMD"
@@ -123,7 +137,7 @@ start_hook() { # PORT
 
   log "applying $EXAMPLE: CRD, controller (hook on port $hook_port), Hello default/hello"
   "$KUBECTL" apply -f "$EXAMPLE/crd.yaml" >/dev/null
-  "$KUBECTL" wait --for=condition=Established --timeout=60s crd/hellos.examples.metareactor.dev >/dev/null
+  established hellos.examples.metareactor.dev
   sed "s#http://127.0.0.1:8080/#http://127.0.0.1:$hook_port/#" "$EXAMPLE/controller.yaml" | "$KUBECTL" apply -f - >/dev/null
   "$KUBECTL" apply -n default -f "$EXAMPLE/hello.yaml" >/dev/null
 

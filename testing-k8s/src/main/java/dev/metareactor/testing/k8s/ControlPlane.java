@@ -141,6 +141,19 @@ public final class ControlPlane {
     return state != null && Files.isRegularFile(state.resolve("endpoints"));
   }
 
+  /**
+   * The state directory {@code hack/local-cluster.sh} keeps for this control plane ({@code METAREACTOR_STATE}): a
+   * script given it reuses this control plane instead of starting one of its own.
+   *
+   * @throws IllegalStateException when the script did not start this control plane ({@link #restartable})
+   */
+  public Path localClusterState() {
+    if (!restartable()) {
+      throw new IllegalStateException("the control plane of " + kubeconfig + " was not started by " + SCRIPT);
+    }
+    return scriptState();
+  }
+
   private Path scriptState() {
     return stateDir != null ? stateDir : kubeconfig.getParent();
   }
