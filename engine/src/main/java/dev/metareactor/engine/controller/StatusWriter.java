@@ -76,21 +76,11 @@ public final class StatusWriter {
         .onErrorResume(refused -> switch (ApiException.codeOf(refused)) {
           case 404 -> Mono.just(false);
           case 409 -> Mono.error(refused);
-          case 422 -> stillThere(resource, cached)
+          case 422 -> SameObject.stillThere(api, resource, cached)
               .onErrorMap(unread -> new IllegalStateException(message(refused), refused))
               .flatMap(there -> there ? Mono.error(new RefusedStatusException(refused)) : Mono.just(false));
           default -> Mono.error(new IllegalStateException(message(refused), refused));
         });
-  }
-
-  /**
-   * Whether the object the cache showed is still there, by one read: not gone, not replaced by a namesake. A read that
-   * fails otherwise fails the write as refused for another reason.
-   */
-  private Mono<Boolean> stillThere(ApiResource resource, KubeObject cached) {
-    return api.get(resource, cached.namespace(), cached.name())
-        .map(current -> Objects.equals(current.uid(), cached.uid()))
-        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.just(false));
   }
 
   private static String message(Throwable cause) {

@@ -21,12 +21,13 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * An {@link ObjectApi} in memory for unit tests: it keeps the objects created and updated through it, and records
  * every request in order when it is made (subscribed to, as a real request would be sent), so a test can say exactly
- * which requests a sync made — none, in a steady state. Creates get
- * a UID and a resourceVersion, and are refused with 409 when an object of the name is kept (as the API server
- * refuses them); updates keep the UID; patches are recorded (with their bodies) and answered with the object as kept,
- * not applied, but a JSON Patch's {@code test} operations are checked against it (422 when one fails, as the API
- * server answers). A missing object answers 404 (a test puts existing ones in with {@link #holding}); a test makes
- * the next request of a verb fail with {@link #refusingNext}.
+ * which requests a sync made — none, in a steady state. Creates get a UID and a resourceVersion, and are refused
+ * with 409 when an object of the name is kept (as the API server refuses them); updates keep the UID; patches are
+ * recorded (with their bodies) and answered with the object as kept, not applied, but a JSON Patch's {@code test}
+ * operations are checked against it (422 when one fails, as the API server answers), and so is another patch's
+ * {@code metadata.uid} (422 when it is not the object's: the API server's field is immutable). A missing object answers
+ * 404 (a test puts existing ones in with {@link #holding}); a test makes the next request of a verb fail with
+ * {@link #refusingNext}.
  */
 public final class RecordingApi implements ObjectApi {
 
@@ -236,11 +237,19 @@ public final class RecordingApi implements ObjectApi {
     return this.<Written>refused("patch-status").orElseGet(() -> kept(resource, namespace, name, type, body));
   }
 
-  /** The object as kept, unless it is missing (404) or a JSON Patch's {@code test} fails on it (422). */
+  /**
+   * The object as kept, unless it is missing (404), or another patch's {@code metadata.uid} is not its UID (422: the
+   * field is immutable) or a JSON Patch's {@code test} fails on it (422).
+   */
   private Mono<Written> kept(ApiResource resource, String namespace, String name, PatchType type, JsonNode body) {
     ObjectNode object = objects.get(key(resource, namespace, name));
     if (object == null) {
       return notFound(name);
+    }
+    JsonNode uid = body.path("metadata").path("uid");
+    if (type != PatchType.JSON && uid.isString() && !uid.equals(object.path("metadata").path("uid"))) {
+      return Mono.error(new ApiException(422, "Invalid", resource.kind() + " \"" + name + "\" is invalid: "
+          + "metadata.uid: Invalid value: \"" + uid.asString() + "\": field is immutable", Duration.ZERO));
     }
     if (type == PatchType.JSON) {
       for (JsonNode operation : body) {

@@ -8,6 +8,7 @@ import dev.metareactor.engine.controller.DesiredObjects;
 import dev.metareactor.engine.controller.Kind;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.Plan;
+import dev.metareactor.engine.controller.SameObject;
 import dev.metareactor.engine.controller.StatusWriter;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
@@ -156,7 +157,8 @@ final class DecoratorSync implements Kind<TargetKey> {
 
   /**
    * Labels and annotations the hook set or removed, as one merge patch of only the keys that change; completes with
-   * whether the target is still there.
+   * whether the target is still there ({@code false}: gone, or a namesake under its name, which nothing more is
+   * written to; its own event syncs it). A conflict fails as it is, so that the target is synced again.
    */
   private Mono<Boolean> updateMetadata(SyncedObject synced, Map<String, String> labels,
       Map<String, String> annotations) {
@@ -167,13 +169,26 @@ final class DecoratorSync implements Kind<TargetKey> {
     if (metadata.isEmpty()) {
       return Mono.just(true);
     }
-    // No resourceVersion: the patch only touches these keys, so a concurrent change elsewhere cannot conflict.
+    // The UID guards the write: the hook's labels are for the target it was shown, never for a namesake created
+    // since (the API server refuses a different metadata.uid with 422, the field being immutable; SameObject tells
+    // that from a refusal of the labels themselves). No resourceVersion: the patch only touches these keys, so a
+    // concurrent change elsewhere cannot conflict.
+    metadata.put("uid", target.uid());
     return api.mergePatch(synced.resource(), target.namespace(), target.name(),
             KubeJson.mapper().valueToTree(Map.of("metadata", metadata)))
         .thenReturn(true)
-        .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.just(false))
-        .onErrorMap(e -> ApiException.codeOf(e) != 409,
-            e -> new IllegalStateException("can't update labels and annotations: " + e.getMessage(), e));
+        .onErrorResume(refused -> switch (ApiException.codeOf(refused)) {
+          case 404 -> Mono.just(false);
+          case 409 -> Mono.error(refused);
+          case 422 -> SameObject.stillThere(api, synced.resource(), target)
+              .onErrorMap(unread -> metadataRefused(refused))
+              .flatMap(there -> there ? Mono.error(metadataRefused(refused)) : Mono.just(false));
+          default -> Mono.error(metadataRefused(refused));
+        });
+  }
+
+  private static IllegalStateException metadataRefused(Throwable cause) {
+    return new IllegalStateException("can't update labels and annotations: " + cause.getMessage(), cause);
   }
 
   private static Optional<Map<String, String>> changes(Map<String, String> current, Map<String, String> wanted) {

@@ -162,6 +162,32 @@ class DecoratorSyncTest {
   }
 
   @Test
+  void labelsAreNeverWrittenOverATargetCreatedAgainUnderItsName() {
+    // The cache still shows web-uid; the API server has a new Service of the name.
+    api.holding(SERVICES, object(SERVICES, "team", "web").uid("web-uid-2").build());
+
+    run("""
+        {"labels": {"tier": "back"}, "status": {"seen": true}, "attachments": []}""");
+
+    assertThat(requests()).as("the labels' patch, refused (422), one read that shows the namesake; no status")
+        .containsExactly("patch services team/web", "get services team/web");
+    JsonNode patch = KubeJson.mapper().readTree(api.actions().get(0).body());
+    assertThat(patch.path("metadata").path("uid").asString()).isEqualTo("web-uid");
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void labelsTheApiServerRefusesForTheTargetItselfFailTheSync() {
+    api.holding(SERVICES, object(SERVICES, "team", "web").uid("web-uid").build());
+    api.refusingNext("patch", 422, "Invalid");
+
+    assertThatThrownBy(() -> run("""
+        {"labels": {"tier": "-bad-"}, "attachments": []}"""))
+        .hasMessageContaining("can't update labels and annotations: patch refused: 422 Invalid");
+    assertThat(requests()).containsExactly("patch services team/web", "get services team/web");
+  }
+
+  @Test
   void onlyTheKeysThatChangeArePatchedAndNullRemovesOne() {
     run("""
         {"labels": {"tier": "back", "decorate": "yes"}, "annotations": {"owner": null}, "attachments": []}""");
