@@ -46,9 +46,10 @@ import tools.jackson.databind.node.ObjectNode;
  * {@link #AT_MOST} after the first change), from the informer caches, and is written as every kind's status is
  * ({@link StatusWriter}: only when it differs). So a burst of 1,000 map calls costs one status write, not 1,000; a
  * long one (a converge of 15 s) one every {@link #AT_MOST}, so the status still shows progress. A failed write is
- * logged and counted again after {@link #QUIET}, but a status the API server refuses (its CRD's schema) is the same
- * again until something changes: it is reported (a {@code SyncError} Warning on the parent and a log line) and
- * counted again at the parent's next change. A parent that is gone is forgotten. Nothing is counted before the
+ * logged and counted again after {@link #QUIET}, the wait doubled with each failure in a row up to
+ * {@link #RETRY_AT_MOST}; but a status the API server refuses (its CRD's schema) is the same again until something
+ * changes: it is reported (a {@code SyncError} Warning on the parent and a log line) and counted again at the
+ * parent's next change. A parent that is gone is forgotten. Nothing is counted before the
  * controller's caches have synced: the events of the informers' first lists say parents changed while those lists
  * are still arriving, and a count then would write a partial status (a restarted engine rewriting a converged
  * parent's status twice).
@@ -61,6 +62,11 @@ final class MapStatus implements AutoCloseable {
   static final Duration QUIET = Duration.ofMillis(300);
   /** The longest a changed status waits while changes keep coming. */
   static final Duration AT_MOST = Duration.ofSeconds(2);
+  /**
+   * The longest wait before a failed write is counted again: the wait doubles from {@link #QUIET} with each failure
+   * in a row ({@link #retryAfter}), so an API server that is down is not asked again every 300 ms per parent.
+   */
+  static final Duration RETRY_AT_MOST = Duration.ofSeconds(30);
 
   /** A parent with a count pending: when the first and the last change came. */
   private static final class Pending {
@@ -83,6 +89,8 @@ final class MapStatus implements AutoCloseable {
   private final LongSupplier nanoTime;
   private final BooleanSupplier cachesSynced;
   private final Map<ParentKey, Pending> pending = new ConcurrentHashMap<>();
+  /** By parent: its writes that failed in a row; removed by one that succeeds, and with the parent. */
+  private final Map<ParentKey, Integer> failures = new ConcurrentHashMap<>();
   private final StatusWriter writer;
   private final ParentEvents events;
   private volatile boolean closed;
@@ -128,6 +136,7 @@ final class MapStatus implements AutoCloseable {
 
   /** The parent is gone: nothing more to write for it. */
   void forget(ParentKey parent) {
+    failures.remove(parent);
     Pending waiting = pending.remove(parent);
     if (waiting != null && waiting.timer != null) {
       waiting.timer.dispose();
@@ -153,11 +162,21 @@ final class MapStatus implements AutoCloseable {
       return null;
     });
     if (count[0] && !closed) {
-      write(parent).subscribe(null, error -> {
-        LOG.warn("{}: parent {}: {}; counting again", controller, parent, error.getMessage());
-        changed(parent);
-      });
+      write(parent).subscribe(null, error -> failed(parent, error), () -> failures.remove(parent));
     }
+  }
+
+  /** Counts the parent again once {@link #retryAfter} its failures in a row ({@link #changed} waits the quiet part). */
+  private void failed(ParentKey parent, Throwable error) {
+    Duration after = retryAfter(failures.merge(parent, 1, Integer::sum));
+    LOG.warn("{}: parent {}: {}; counting again in {} ms", controller, parent, error.getMessage(), after.toMillis());
+    scheduler.schedule(() -> changed(parent), after.minus(QUIET).toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** How long after its {@code inARow}-th failed write in a row a parent's status is written again. */
+  static Duration retryAfter(int inARow) {
+    long nanos = QUIET.toNanos() << Math.min(Math.max(inARow - 1, 0), 16);
+    return Duration.ofNanos(Math.min(nanos, RETRY_AT_MOST.toNanos()));
   }
 
   private Mono<Void> write(ParentKey key) {

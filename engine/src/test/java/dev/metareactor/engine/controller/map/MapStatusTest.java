@@ -14,6 +14,7 @@ import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.testing.RecordingApi;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -145,6 +146,38 @@ class MapStatusTest {
 
     assertThat(statusWrites()).as("refused, then written").hasSize(2);
     assertThat(fixture.events).isEmpty();
+  }
+
+  @Test
+  void writesThatKeepFailingAreTriedLessAndLessOftenAndOneThatSucceedsStartsAfresh() {
+    List<Long> triedAt = new ArrayList<>();
+    fixture.api.refusingNext("patch-status", 503, "ServiceUnavailable");
+    status.changed(key);
+    for (int step = 0; step < 2_000 && triedAt.size() < 6; step++) {
+      scheduler.advanceTimeBy(Duration.ofMillis(50));
+      if (statusWrites().size() > triedAt.size()) {
+        triedAt.add(scheduler.now(TimeUnit.MILLISECONDS));
+        if (triedAt.size() < 5) { // the API server down for the first five
+          fixture.api.refusingNext("patch-status", 503, "ServiceUnavailable");
+        }
+      }
+    }
+    List<Long> gaps = new ArrayList<>();
+    for (int i = 1; i < triedAt.size(); i++) {
+      gaps.add(triedAt.get(i) - triedAt.get(i - 1));
+    }
+    assertThat(gaps).as("after 1, 2, 3, 4 and 5 failures in a row").containsExactly(300L, 600L, 1_200L, 2_400L,
+        4_800L);
+    assertThat(MapStatus.retryAfter(100)).isEqualTo(MapStatus.RETRY_AT_MOST);
+
+    // Written at last: the next failure waits the quiet period only.
+    fixture.api.refusingNext("patch-status", 503, "ServiceUnavailable");
+    int before = statusWrites().size();
+    cached(fixture.configMaps, input(NAMESPACE, "new", "a").build()); // a new count to write
+    status.changed(key);
+    scheduler.advanceTimeBy(MapStatus.QUIET);
+    scheduler.advanceTimeBy(MapStatus.QUIET);
+    assertThat(statusWrites()).as("refused once, then written %s after", MapStatus.QUIET).hasSize(before + 2);
   }
 
   @Test
