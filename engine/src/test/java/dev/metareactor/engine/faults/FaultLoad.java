@@ -59,6 +59,8 @@ public final class FaultLoad implements AutoCloseable {
   final Map<String, AtomicInteger> syncCalls = new ConcurrentHashMap<>();
   /** Calls of any of the three hooks (sync, decorate, map). */
   final AtomicInteger hookCalls = new AtomicInteger();
+  /** The hook calls of each replica, by the shard header the engine sends ({@code "null"} without one). */
+  final Map<String, AtomicInteger> hookCallsByShard = new ConcurrentHashMap<>();
   /** Every sync hook call: which parent, the shard that called (with {@code --sharding}), when it began and ended. */
   final List<SyncCall> calls = new CopyOnWriteArrayList<>();
   /**
@@ -92,8 +94,8 @@ public final class FaultLoad implements AutoCloseable {
     this.mappers = ParentCrd.create(cluster, "Mapper");
     this.hooks = HookServer.builder()
         .routeWithHeaders("/sync", this::timedSync)
-        .route("/decorate", this::decorate)
-        .route("/map", this::map)
+        .routeWithHeaders("/decorate", (request, headers) -> Mono.just(decorate(request, headers)))
+        .routeWithHeaders("/map", (request, headers) -> Mono.just(map(request, headers)))
         .start();
   }
 
@@ -243,9 +245,8 @@ public final class FaultLoad implements AutoCloseable {
   /** The sync hook, recording who called it and when, and whether it was already running for the parent. */
   private Mono<JsonNode> timedSync(JsonNode request, HttpHeaders headers) {
     String parent = request.path("parent").path("metadata").path("name").asString();
-    String shard = String.valueOf(headers.get(Engine.SHARD_HEADER));
+    String shard = called(headers);
     long began = System.nanoTime();
-    hookCalls.incrementAndGet();
     Map<String, Integer> running = inFlight.computeIfAbsent(parent, p -> new ConcurrentHashMap<>());
     synchronized (running) {
       if (running.keySet().stream().anyMatch(other -> !other.equals(shard))) {
@@ -280,15 +281,23 @@ public final class FaultLoad implements AutoCloseable {
     return answer;
   }
 
-  private JsonNode decorate(JsonNode request) {
+  /** Counts a hook call, and returns the shard that made it. */
+  private String called(HttpHeaders headers) {
+    String shard = String.valueOf(headers.get(Engine.SHARD_HEADER));
     hookCalls.incrementAndGet();
+    hookCallsByShard.computeIfAbsent(shard, s -> new AtomicInteger()).incrementAndGet();
+    return shard;
+  }
+
+  private JsonNode decorate(JsonNode request, HttpHeaders headers) {
+    called(headers);
     ObjectNode answer = KubeJson.nodes().objectNode();
     answer.putObject("labels").put("decorated", request.path("object").path("spec").path("value").asString(""));
     return answer;
   }
 
-  private JsonNode map(JsonNode request) {
-    hookCalls.incrementAndGet();
+  private JsonNode map(JsonNode request, HttpHeaders headers) {
+    called(headers);
     ObjectNode answer = KubeJson.nodes().objectNode();
     answer.putArray("outputs").addObject().put("apiVersion", "v1").put("kind", "ConfigMap")
         .putObject("metadata").put("name", request.path("input").path("metadata").path("name").asString() + "-out");

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.awaitility.core.ConditionTimeoutException;
@@ -175,12 +176,17 @@ class ShardingIT extends FaultSuite {
         // What a replica wrote just before it stopped can still arrive (the kernel sends a stopped process's written
         // data): the counts start once no hook call has come in for a second, and the objects are read after that.
         int hookCalls = hookCallsOnceQuiet();
+        int itsHookCalls = load.hookCallsByShard.getOrDefault(shard, new AtomicInteger()).get();
         Map<String, String> before = invariants.versions();
         resumed = System.nanoTime();
         paused.process().resume();
         exit = paused.process().awaitExit(SHUTDOWN_TIMEOUT.toSeconds() + 30);
         ended = Duration.ofNanos(System.nanoTime() - resumed);
-        assertThat(load.hookCalls.get() - hookCalls).as("hook calls while only the resumed replica ran").isZero();
+        // By the shard header each call carries: a call another replica sent just before it stopped can still
+        // arrive after a second's quiet on a busy machine (one did, with the test JVMs on C1); it is not this one's.
+        int itsCalls = load.hookCallsByShard.getOrDefault(shard, new AtomicInteger()).get() - itsHookCalls;
+        assertThat(itsCalls).as("hook calls of the resumed replica while only it ran (all replicas' calls meanwhile: "
+            + "%s)", load.hookCalls.get() - hookCalls).isZero();
         assertThat(invariants.versions()).as("the load's objects while only the resumed replica ran")
             .isEqualTo(before);
       } finally {
