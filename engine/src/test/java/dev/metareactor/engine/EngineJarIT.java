@@ -7,6 +7,7 @@ import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
+import dev.metareactor.testing.k8s.LoopbackPorts;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -29,8 +30,8 @@ class EngineJarIT {
   void theJarServesProbesAndMetricsAndStopsCleanlyOnSigterm(LocalCluster cluster, @TempDir Path dir)
       throws Exception {
     EngineUnderTest.installCrds(cluster);
-    int metricsPort = EngineProcess.freePort();
-    int healthPort = EngineProcess.freePort();
+    int metricsPort = LoopbackPorts.free();
+    int healthPort = LoopbackPorts.free();
     try (EngineProcess engine = EngineProcess.start(dir.resolve("engine.log"), "--kubeconfig=" + cluster.kubeconfig(),
         "--metrics-address=127.0.0.1:" + metricsPort, "--health-probe-bind-address=127.0.0.1:" + healthPort,
         "--target-label-selector=metareactor.dev/hosted-by=nothing", "--zap-devel", "--zap-log-level=info")) {

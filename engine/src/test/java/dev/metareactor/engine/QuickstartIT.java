@@ -7,9 +7,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.metareactor.testing.k8s.ControlPlane;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
+import dev.metareactor.testing.k8s.LoopbackPorts;
 import java.io.File;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,8 +46,8 @@ class QuickstartIT {
         .redirectOutput(output.toFile());
     builder.environment().remove("KUBECONFIG");
     builder.environment().put("METAREACTOR_STATE", plane.localClusterState().toString());
-    builder.environment().put("METRICS_PORT", String.valueOf(freePort()));
-    builder.environment().put("HEALTH_PORT", String.valueOf(freePort()));
+    builder.environment().put("METRICS_PORT", String.valueOf(LoopbackPorts.free()));
+    builder.environment().put("HEALTH_PORT", String.valueOf(LoopbackPorts.free()));
     Process script = builder.start();
     List<ProcessHandle> started = List.of();
     try {
@@ -72,12 +71,6 @@ class QuickstartIT {
       cluster.kubectl("delete", "hello", "hello", "-n", "default", "--ignore-not-found", "--wait=false");
       cluster.kubectl("delete", "compositecontroller", "hello-world", "--ignore-not-found");
       cluster.kubectl("delete", "crd", "hellos.examples.metareactor.dev", "--ignore-not-found", "--wait=false");
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
     }
   }
 }

@@ -6,6 +6,7 @@ import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.testing.k8s.ControlPlane;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
+import dev.metareactor.testing.k8s.LoopbackPorts;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
@@ -109,8 +110,8 @@ abstract class FaultSuite {
   }
 
   private EngineProcess engine(String name, Map<String, String> env, List<String> flags) {
-    metricsPort = EngineProcess.freePort();
-    healthPort = EngineProcess.freePort();
+    metricsPort = LoopbackPorts.free();
+    healthPort = LoopbackPorts.free();
     List<String> all = new ArrayList<>(List.of(
         "--metrics-address=127.0.0.1:" + metricsPort, "--health-probe-bind-address=127.0.0.1:" + healthPort,
         "--target-label-selector=metareactor.dev/hosted-by=" + load.hostedBy, "--discovery-interval=1s",

@@ -10,6 +10,7 @@ import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.http.HookServer;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
+import dev.metareactor.testing.k8s.LoopbackPorts;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Event;
@@ -68,7 +69,7 @@ class ForeignObjectsIT {
       new Combination("dynamic-sharded", "dynamic-apply", true));
 
   private final String run = UUID.randomUUID().toString().substring(0, 8);
-  private final List<EngineProcess> engines = new ArrayList<>();
+  private final Map<String, EngineProcess> engines = new ConcurrentHashMap<>();
   private final Map<String, Integer> metricsPorts = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> syncs = new ConcurrentHashMap<>();
   private final HttpClient http = HttpClient.newHttpClient();
@@ -76,7 +77,7 @@ class ForeignObjectsIT {
 
   @AfterEach
   void stop() {
-    engines.forEach(EngineProcess::close);
+    engines.values().forEach(EngineProcess::close);
     if (hooks != null) {
       hooks.close();
     }
@@ -101,8 +102,8 @@ class ForeignObjectsIT {
 
     await().atMost(CONVERGE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
       for (Combination combination : COMBINATIONS) {
-        assertThat(client.configMaps().withName(combination.name() + "-free").get()).as(combination.name())
-            .isNotNull();
+        assertThat(client.configMaps().withName(combination.name() + "-free").get())
+            .as(() -> combination.name() + " (engine " + engines.get(combination.name()).state() + ")").isNotNull();
       }
       assertThat(client.configMaps().withName("renamer-child").get()).isNotNull();
     });
@@ -181,17 +182,18 @@ class ForeignObjectsIT {
         GenericKubernetesResource.class);
     cluster.deleteAfterTest(client.genericKubernetesResources(EngineUnderTest.COMPOSITE_CONTROLLERS)
         .resource(controller).create());
-    int metrics = EngineProcess.freePort();
+    int metrics = LoopbackPorts.free();
     metricsPorts.put(combination.name(), metrics);
     List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + cluster.kubeconfig(),
-        "--metrics-address=127.0.0.1:" + metrics, "--health-probe-bind-address=127.0.0.1:" + EngineProcess.freePort(),
+        "--metrics-address=127.0.0.1:" + metrics, "--health-probe-bind-address=127.0.0.1:" + LoopbackPorts.free(),
         "--target-label-selector=metareactor.dev/hosted-by=" + hostedBy, "--discovery-interval=1s",
         "--apply-strategy=" + combination.strategy(), "--shutdown-timeout=5s"));
     if (combination.sharded()) {
       flags.addAll(List.of("--sharding", "--shard-name=s1", "--leader-election-namespace=" + cluster.namespace(),
           "--leader-election-id=" + hostedBy));
     }
-    engines.add(EngineProcess.start(logs.resolve(combination.name() + ".log"), flags.toArray(String[]::new)));
+    engines.put(combination.name(), EngineProcess.start(logs.resolve(combination.name() + ".log"),
+        flags.toArray(String[]::new)));
   }
 
   private static void createParent(KubernetesClient client, ParentCrd sites, String namespace, String name,

@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.faults.MisbehavingHook.Mode;
-import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.testing.k8s.LocalCluster;
+import dev.metareactor.testing.k8s.LoopbackPorts;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -157,7 +157,7 @@ class HookFaultsIT extends SharedLoadFaultSuite {
         if (flaky.fault().mode != null) {
           flaky.hook().mode(flaky.fault().mode);
         } else {
-          applyFlakyController(flaky, "http://127.0.0.1:" + EngineProcess.freePort() + "/sync");
+          applyFlakyController(flaky, "http://127.0.0.1:" + LoopbackPorts.free() + "/sync");
         }
       }
       // A healthy call can time out on a busy machine while the controller starts: only errors from now on count.

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.shard.Rendezvous;
 import dev.metareactor.engine.shard.ShardKeys;
+import dev.metareactor.testing.k8s.LoopbackPorts;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import java.time.Duration;
@@ -244,8 +245,8 @@ class ShardingIT extends FaultSuite {
   }
 
   private void start(String shard) {
-    int metrics = EngineProcess.freePort();
-    int health = EngineProcess.freePort();
+    int metrics = LoopbackPorts.free();
+    int health = LoopbackPorts.free();
     EngineProcess process = EngineProcess.start(logs().resolve(shard + ".log"),
         "--kubeconfig=" + load.cluster.kubeconfig(), "--metrics-address=127.0.0.1:" + metrics,
         "--health-probe-bind-address=127.0.0.1:" + health,

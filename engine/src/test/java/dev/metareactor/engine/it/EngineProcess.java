@@ -17,12 +17,15 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The runnable jar as a user runs it ({@code java -jar engine/target/metareactor.jar [flags]}), in a process of its
- * own whose output (stdout and stderr) goes to a file the test reads.
+ * The runnable jar as a user runs it, with the JVM flags {@code engine/bin/metareactor} and the image give it
+ * ({@code java @src/main/jvm/jvm.options -jar target/metareactor.jar [flags]}; without the launcher's class-data
+ * archive, which only makes the start faster), in a process of its own whose output (stdout and stderr) goes to a file
+ * the test reads.
  */
 public final class EngineProcess implements AutoCloseable {
 
   private static final Path JAR = Path.of("target", "metareactor.jar");
+  private static final Path JVM_OPTIONS = Path.of("src", "main", "jvm", "jvm.options");
   private static final JsonMapper JSON = JsonMapper.builder().build();
 
   private final Process process;
@@ -42,7 +45,8 @@ public final class EngineProcess implements AutoCloseable {
   public static EngineProcess start(Path log, Map<String, String> env, String... flags) {
     assertThat(JAR).as("built by the package phase").exists();
     List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "@" + JVM_OPTIONS, "-jar",
+        JAR.toString()));
     command.addAll(List.of(flags));
     try {
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.testing.k8s.LocalCluster;
+import dev.metareactor.testing.k8s.LoopbackPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -21,9 +22,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import tools.jackson.databind.JsonNode;
@@ -53,6 +57,9 @@ public final class ImagePod implements AutoCloseable {
 
   /** Where the kubelet mounts the service account. */
   public static final String SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+  /** The port of a JVM debugger's {@code -agentlib:jdwp=...,address=[host:]port}. */
+  private static final Pattern DEBUGGER_ADDRESS = Pattern.compile("jdwp=\\S*address=(?:\\S*:)?(\\d+)");
 
   private final LocalCluster cluster;
   private final ContainerImage image;
@@ -172,11 +179,31 @@ public final class ImagePod implements AutoCloseable {
    * restart of the container); its output goes to {@code log}.
    */
   public Container start(Path log) {
+    for (int port : hostPorts()) {
+      LoopbackPorts.awaitFree(port, Duration.ofMinutes(2));
+    }
     try {
       return new Container(startProcess(log), log);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * The ports the container will listen on in the host's network: its declared ports, its probes and metrics, and a
+   * JVM debugger's ({@code address=*:40000} in its environment). A port in the kernel's ephemeral range, as upstream's
+   * Delve port is, may be the local port of another process's connection for a while.
+   */
+  private Set<Integer> hostPorts() {
+    Set<Integer> ports = new TreeSet<>(List.of(probePort(), metricsPort()));
+    container.path("ports").forEach(port -> ports.add(port.path("containerPort").asInt()));
+    for (JsonNode variable : container.path("env")) {
+      Matcher debugger = DEBUGGER_ADDRESS.matcher(variable.path("value").asString(""));
+      if (debugger.find()) {
+        ports.add(Integer.parseInt(debugger.group(1)));
+      }
+    }
+    return ports;
   }
 
   /** The container's {@code command} and {@code args} over the image's {@code Entrypoint} and {@code Cmd}. */

@@ -51,7 +51,12 @@ public final class ControlPlane {
     this.stateDir = stateDir;
   }
 
-  /** The control plane of this JVM, started on the first call. A failed start is not retried. */
+  /**
+   * The control plane of this JVM, started on the first call. A failed start is tried once more: the script checks
+   * that a port is free before the component that will listen on it starts, so two JVMs starting control planes at
+   * once (Failsafe's forks) can both pick the same one, and one of them fails with "address already in use". A
+   * second failure is final.
+   */
   public static synchronized ControlPlane get() {
     if (instance != null) {
       return instance;
@@ -60,7 +65,12 @@ public final class ControlPlane {
       throw new IllegalStateException("the local control plane failed to start earlier in this JVM", startFailure);
     }
     try {
-      instance = start();
+      try {
+        instance = start();
+      } catch (RuntimeException first) {
+        LOG.warn("The local control plane failed to start; trying once more", first);
+        instance = start();
+      }
       return instance;
     } catch (RuntimeException e) {
       startFailure = e;
