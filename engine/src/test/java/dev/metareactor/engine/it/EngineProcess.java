@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -86,6 +85,19 @@ public final class EngineProcess implements AutoCloseable {
     return parsed;
   }
 
+  /**
+   * For a failure message: "running", or how the process ended and the last lines it wrote (an engine that could not
+   * start says why there).
+   */
+  public String state() {
+    if (process.isAlive()) {
+      return "running";
+    }
+    List<String> lines = lines();
+    return "exited " + process.exitValue() + "; its last lines:\n"
+        + String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+  }
+
   /** Sends SIGTERM. */
   public void terminate() {
     process.destroy();
@@ -132,14 +144,5 @@ public final class EngineProcess implements AutoCloseable {
   @Override
   public void close() {
     process.destroyForcibly();
-  }
-
-  /** A free loopback port. */
-  public static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }
