@@ -10,9 +10,11 @@ import dev.metareactor.engine.hook.HookConfig;
 import dev.metareactor.engine.hook.HookMaterials;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.HostedController;
+import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
+import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
 import dev.metareactor.engine.shard.ShardParticipant;
 import dev.metareactor.engine.shard.ShardedController;
@@ -163,13 +165,67 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
 
   @Override
   public final Mono<Void> start() {
+    return begun().then(Mono.fromRunnable(this::run));
+  }
+
+  @Override
+  public final Mono<OneShot> startOneShot() {
+    return begun().then(Mono.fromCallable(() -> {
+      synchronized (lifecycle) {
+        if (stopped) {
+          return null;
+        }
+        Objects.requireNonNull(hookMaterials, "made in begin()").refresh();
+        phase = Phase.RUNNING;
+        return new Syncs(Objects.requireNonNull(sync, "made in begin()"),
+            Objects.requireNonNull(runner, "made in begin()"));
+      }
+    }));
+  }
+
+  /**
+   * Waits for the resources, takes the informers and wires the sync, and waits for the caches; completes empty when
+   * done, or when the controller was stopped meanwhile (then {@link #run} and {@link #startOneShot} find it so).
+   */
+  private Mono<Void> begun() {
     return Mono.defer(() -> {
       phase = Phase.SYNCING;
       return new ResourceWait(log, kind, name, controllerObject, context.discovery(), context.events())
           .resolved(resources(), this::notReady, () -> phase = Phase.WAITING_FOR_RESOURCES)
           .publishOn(context.scheduling().blocking())
-          .flatMap(resources -> begin(resources) ? awaitSynced().then(Mono.fromRunnable(this::run)) : Mono.empty());
-    }).then();
+          .flatMap(resources -> begin(resources) ? awaitSynced() : Mono.empty());
+    });
+  }
+
+  /** The keys of a controller begun for one-shot syncs, synced by the runner its workers would use. */
+  private final class Syncs implements OneShot {
+    private final ObjectSync<K> wired;
+    private final SyncRunner<K> syncs;
+
+    Syncs(ObjectSync<K> wired, SyncRunner<K> syncs) {
+      this.wired = wired;
+      this.syncs = syncs;
+    }
+
+    @Override
+    public List<SyncKey> keys() {
+      return List.copyOf(wired.responsibleKeys());
+    }
+
+    @Override
+    public Optional<KubeObject> object(SyncKey key) {
+      return wired.cached(own(key));
+    }
+
+    @Override
+    public Mono<Outcome> sync(SyncKey key) {
+      return syncs.run(own(key));
+    }
+
+    @SuppressWarnings("unchecked") // keys come from keys(): the kind's own
+    private K own(SyncKey key) {
+      return (K) key;
+    }
   }
 
   /** Takes the informers and wires events; {@code false} if the controller was stopped meanwhile. */

@@ -35,6 +35,13 @@ public interface HostedController {
    */
   Mono<Void> start();
 
+  /**
+   * Begins the controller as {@link #start()} does (resources, informers and their caches, hook materials) but
+   * starts no worker and no resync timer: the returned {@link OneShot} syncs the keys its caller chooses. Completes
+   * empty if the controller was stopped meanwhile; {@link #stop} ends it as usual.
+   */
+  Mono<OneShot> startOneShot();
+
   /** The current phase; cheap, for readiness probes. */
   Phase phase();
 

@@ -61,11 +61,26 @@ public final class ApiWriter implements ObjectApi {
 
   private record CounterKey(String verb, ApiResource resource, String code) {}
 
+  /**
+   * With {@code dryRun}, every write of this writer is sent with {@code dryRun=All}: the API server validates,
+   * defaults and admits it and answers with the object it would store, and stores nothing ({@code metareactor
+   * preview}).
+   */
+  private final boolean dryRun;
+
   public ApiWriter(KubeApi api, RateLimit rate, MeterRegistry registry) {
+    this(api, rate, registry, false);
+  }
+
+  /**
+   * A writer whose every write is a server-side dry run when {@code dryRun} is set.
+   */
+  public ApiWriter(KubeApi api, RateLimit rate, MeterRegistry registry, boolean dryRun) {
     this.api = Objects.requireNonNull(api, "api");
     this.rate = new TokenBucket(rate);
     this.eventRate = new TokenBucket(rate);
     this.registry = Objects.requireNonNull(registry, "registry");
+    this.dryRun = dryRun;
   }
 
   /** An uncached read. */
@@ -111,9 +126,8 @@ public final class ApiWriter implements ObjectApi {
   /** {@code PATCH} with {@code application/apply-patch+yaml}, {@code force=true}; counted as {@code apply}. */
   @Override
   public Mono<Written> apply(ApiResource resource, ObjectNode configuration, String fieldManager, boolean dryRun) {
-    String query = "?fieldManager=" + URLEncoder.encode(fieldManager, StandardCharsets.UTF_8) + "&force=true"
-        + (dryRun ? "&dryRun=All" : "");
-    return call(dryRun ? "apply-dry-run" : "apply", resource, "PATCH",
+    String query = "?fieldManager=" + URLEncoder.encode(fieldManager, StandardCharsets.UTF_8) + "&force=true";
+    return call(dryRun ? "apply-dry-run" : "apply", dryRun, resource, "PATCH",
         path(resource, namespaceOf(configuration), nameOf(configuration)) + query, PatchType.APPLY.contentType(),
         body(configuration));
   }
@@ -185,14 +199,16 @@ public final class ApiWriter implements ObjectApi {
       options.append(",\"preconditions\":{\"uid\":\"").append(uid).append("\"}");
     }
     byte[] body = utf8(options.append('}').toString());
-    return count("delete", resource, api.send("DELETE", path(resource, namespace, name), KubeApi.JSON, body)).then();
+    return count("delete", resource, api.send("DELETE", dryRun(path(resource, namespace, name), false), KubeApi.JSON,
+        body)).then();
   }
 
   @Override
   public Mono<Void> deleteAt(ApiResource resource, String namespace, String name, String resourceVersion) {
     byte[] body = utf8("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"resourceVersion\":"
         + KubeJson.quote(resourceVersion) + "}}");
-    return count("delete", resource, api.send("DELETE", path(resource, namespace, name), KubeApi.JSON, body))
+    return count("delete", resource, api.send("DELETE", dryRun(path(resource, namespace, name), false), KubeApi.JSON,
+        body))
         .then()
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
   }
@@ -252,11 +268,22 @@ public final class ApiWriter implements ObjectApi {
 
   private Mono<Written> call(String verb, ApiResource resource, String method, String path,
       @Nullable String contentType, byte @Nullable [] body) {
-    return count(verb, resource, api.send(method, path, contentType, body)).map(Written::new);
+    return call(verb, false, resource, method, path, contentType, body);
+  }
+
+  private Mono<Written> call(String verb, boolean dryRunThis, ApiResource resource, String method, String path,
+      @Nullable String contentType, byte @Nullable [] body) {
+    String sent = method.equals("GET") ? path : dryRun(path, dryRunThis);
+    return count(verb, resource, api.send(method, sent, contentType, body)).map(Written::new);
+  }
+
+  /** {@code path} with {@code dryRun=All} added when this writer or the request ({@code dryRunThis}) is a dry run. */
+  private String dryRun(String path, boolean dryRunThis) {
+    return dryRun || dryRunThis ? path + (path.indexOf('?') < 0 ? '?' : '&') + "dryRun=All" : path;
   }
 
   /** Whether {@code resource} is Events (core {@code v1} or {@code events.k8s.io}): they have a bucket of their own. */
-  static boolean isEvent(ApiResource resource) {
+  public static boolean isEvent(ApiResource resource) {
     return resource.resource().equals("events")
         && (resource.group().isEmpty() || resource.group().equals("events.k8s.io"));
   }

@@ -219,6 +219,11 @@ class ControllerHostTest {
     }
 
     @Override
+    public Mono<OneShot> startOneShot() {
+      return Mono.error(new UnsupportedOperationException("the host never begins a controller for one-shot syncs"));
+    }
+
+    @Override
     public Phase phase() {
       return phase;
     }
