@@ -1,11 +1,13 @@
 package dev.metareactor.engine;
 
 import dev.metareactor.engine.cli.EngineCommand;
+import dev.metareactor.engine.cli.PreviewCommand;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.server.Engine;
 import dev.metareactor.engine.server.LogConfiguration;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,7 +15,7 @@ import sun.misc.Signal;
 
 /**
  * {@code java -jar metareactor.jar [flags]}: parses the flags, runs the engine until SIGTERM or SIGINT, then shuts
- * down gracefully.
+ * down gracefully. {@code java -jar metareactor.jar preview [flags]} runs {@link PreviewCommand} instead.
  *
  * <p>Exit codes: 0 after a signal-initiated shutdown, 1 when the engine cannot start or must stop (the API server
  * never answered, the leader lease was lost), 2 for a bad command line.
@@ -24,12 +26,18 @@ public final class Main {
   /** Exit code when the engine cannot start or had to stop. */
   static final int FAILED = 1;
   private static final String FATAL = "fatal: ";
+  /** The subcommand that shows what a controller would write ({@code metareactor preview --help}). */
+  private static final String PREVIEW = "preview";
 
   private Main() {}
 
   public static void main(String[] args) {
     PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
     PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
+    if (args.length > 0 && args[0].equals(PREVIEW)) {
+      LogConfiguration.apply(PreviewCommand.LOGGING);
+      System.exit(PreviewCommand.execute(Arrays.copyOfRange(args, 1, args.length), out, err));
+    }
     System.exit(EngineCommand.execute(args, Main::run, out, err));
   }
 
