@@ -119,6 +119,7 @@ switch() {
   wait_for "$TIMEOUT" "Service $PARENT selecting blue" serving blue
   mark_ready blue
   wait_for "$TIMEOUT" "status.activeColor blue with 2 ready" active_is blue 2
+  preview 0 "compositecontroller/$CONTROLLER" "$NAMESPACE/$PARENT"
 
   switch nginx:1.26 blue green
   switch nginx:1.27 green blue

@@ -125,6 +125,7 @@ one_revision() { [[ $(revisions_of_parent) == 1 ]]; }
   done
   wait_for "$TIMEOUT" "status.readyReplicas 3" ready_replicas_is 3
   wait_for "$TIMEOUT" "the Updated condition OnLatestRevision" rollout_is OnLatestRevision
+  preview 0 "compositecontroller/$CONTROLLER" "$NAMESPACE/$PARENT"
 
   log "changing the image to nginx:1.26: one Pod recreated at a time, web-2 first"
   declare -A OLD_UID

@@ -98,6 +98,8 @@ child_gone() { ! kn get configmap "$CHILD" >/dev/null 2>&1; }
     status_is 'Hello, Metareactor!'
   # The first sync saw no child yet; every later one sees the ConfigMap.
   wait_for "$TIMEOUT" "status.observedChildren 1" observed_children_is 1
+  # Converged: a preview of what the engine would write now finds nothing.
+  preview 0 "compositecontroller/$CONTROLLER" "$NAMESPACE/$PARENT"
 
   log "deleting Hello $NAMESPACE/$PARENT"
   kn delete "$CRD" "$PARENT" >/dev/null

@@ -8,6 +8,7 @@
 #               (python3 $HERE/hook.py)
 #   HOOK_PORT   the hook's port (a free one)
 #   TIMEOUT     seconds to wait for each step (60)
+#   APPLY_STRATEGY  the --apply-strategy the engine runs with, for its preview (dynamic-apply)
 # Each script keeps its own cleanup trap: only it knows what it created.
 
 KUBECTL=${KUBECTL:-$REPO/hack/kubectl}
@@ -127,6 +128,19 @@ stop_hook() {
 # manifests say http://127.0.0.1:8080/).
 apply_controller() {
   sed "s#http://127.0.0.1:8080/#http://127.0.0.1:$HOOK_PORT/#" "$1" | k apply -f - >/dev/null
+}
+
+# preview WANT KIND/NAME [NAMESPACE/NAME]: runs `metareactor preview` of the controller (one parent, or every
+# one) as the engine would sync it now, and fails unless its exit code is WANT: 0 nothing would be written (the
+# engine has converged it), 1 something would, "0|1" either (a hook whose answer depends on the clock); 2, a sync
+# that failed or a preview that could not run, always fails. Its summary line goes to the log.
+preview() {
+  local want=$1 controller=$2 out rc=0
+  out=$("$REPO/engine/bin/metareactor" preview --controller "$controller" ${3:+--parent "$3"} \
+    --apply-strategy "${APPLY_STRATEGY:-dynamic-apply}" --color never 2>&1) || rc=$?
+  [[ $rc =~ ^($want)$ ]] \
+    || fail "metareactor preview --controller $controller ${3:-} exited $rc, not $want; it printed:"$'\n'"$out"
+  log "preview (exit $rc): ${out##*$'\n'}"
 }
 
 # The StorageObjectInUseProtection admission plugin gives every PVC the

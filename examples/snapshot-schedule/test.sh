@@ -156,6 +156,8 @@ tombstone_called() { grep -q '"POST /tombstone HTTP/1.1" 200' "$HOOK_LOG"; }
   FIRST_B=$(snapshots_of "$UID_B" | head -n 1)
   check_snapshot "$FIRST_B" data-b
   wait_for "$TIMEOUT" "status.inputs.persistentvolumeclaims.total 2 (scratch is not selected)" selected_pvcs_are 2
+  # The map hook's answer depends on the clock (a Snapshot is due every interval): either exit code is right.
+  preview "0|1" "mapcontroller/$CONTROLLER"
   [[ -z $(snapshots_of "$UID_SCRATCH") ]] || fail "PVC scratch is not selected, yet has Snapshots"
 
   log "waiting for the next interval (${INTERVAL}s): a second Snapshot of data-b"

@@ -109,7 +109,7 @@ class ExamplesIT {
       for (List<Run> lane : lanes) {
         done.add(pool.submit(() -> {
           for (Run run : lane) {
-            runExampleTest(run, dir);
+            runExampleTest(run, strategy, dir);
           }
           return null;
         }));
@@ -138,10 +138,10 @@ class ExamplesIT {
   }
 
   /**
-   * Runs the script of {@code run} in a namespace of its own with the run's extra environment and asserts it exits
-   * 0, showing its output if not.
+   * Runs the script of {@code run} in a namespace of its own with the run's extra environment and the engine's
+   * {@code strategy}, and asserts it exits 0, showing its output if not.
    */
-  private void runExampleTest(Run run, Path dir) throws IOException, InterruptedException {
+  private void runExampleTest(Run run, ApplyStrategy strategy, Path dir) throws IOException, InterruptedException {
     Example example = run.example();
     String script = "examples/" + example.name() + "/test.sh";
     Path output = dir.resolve(run.name() + ".log");
@@ -154,6 +154,9 @@ class ExamplesIT {
     builder.environment().put("KUBECONFIG", cluster.kubeconfig().toString());
     builder.environment().put("KUBECTL", cluster.controlPlane().kubectlBinary().toString());
     builder.environment().put("NAMESPACE", cluster.createNamespace("examplesit-" + run.name()));
+    // The scripts preview their controllers as the engine would sync them: with its strategy and its java.
+    builder.environment().put("APPLY_STRATEGY", strategy.flagValue());
+    builder.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
     builder.environment().putAll(run.env());
     Process process = builder.start();
     try {
