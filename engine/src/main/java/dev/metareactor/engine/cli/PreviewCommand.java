@@ -78,6 +78,14 @@ public final class PreviewCommand implements Callable<Integer> {
       description = "As the engine is run with (default: ${DEFAULT-VALUE}).")
   String fieldManager;
 
+  @Option(names = "--client-go-qps", paramLabel = "QPS", defaultValue = "50",
+      description = "Sustained rate of API requests, reads and dry runs (default: ${DEFAULT-VALUE}, the engine's).")
+  String qps;
+
+  @Option(names = "--client-go-burst", paramLabel = "N", defaultValue = "100",
+      description = "Burst of API requests (default: ${DEFAULT-VALUE}, the engine's).")
+  String burst;
+
   @Option(names = "--concurrency", paramLabel = "N", defaultValue = "16",
       description = "Parents synced at once (default: ${DEFAULT-VALUE}).")
   int concurrency;
@@ -174,7 +182,8 @@ public final class PreviewCommand implements Callable<Integer> {
   /** The engine's own flags for what the preview builds: the engine parses and checks them as it would. */
   private String[] engineFlags() {
     List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + kubeconfig, "--apply-strategy=" + applyStrategy,
-        "--apply-strategy-ssa-field-manager=" + fieldManager, "--workers=" + concurrency, "--metrics-address=0",
+        "--apply-strategy-ssa-field-manager=" + fieldManager, "--client-go-qps=" + qps, "--client-go-burst=" + burst,
+        "--workers=" + concurrency, "--metrics-address=0",
         "--health-probe-bind-address=0"));
     return flags.toArray(String[]::new);
   }

@@ -2,7 +2,10 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.ControllerSpec;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
+import dev.metareactor.engine.api.HookSpec;
+import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.ResourceRule;
+import dev.metareactor.engine.api.ShadowAnnotations;
 import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.events.EventRecorder;
@@ -12,6 +15,7 @@ import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.HostedController;
 import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
@@ -31,6 +35,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.MissingNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -70,6 +76,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private final ControllerContext context;
   private final Finalizers finalizers;
   private final Map<String, Optional<HookConfig>> hookConfigs;
+  private final Map<String, HookConfig> shadowConfigs;
   private final ShardParticipant shard;
   private final ChildApplier applier;
 
@@ -77,6 +84,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   /** Guards everything below: start and stop may race (a spec change while the controller still starts). */
   private final Object lifecycle = new Object();
   private boolean stopped;
+  /** Whether workers take keys from the queue (not when begun for one-shot syncs): only then is there to drain. */
+  private boolean working;
   private final Holdings holdings = new Holdings();
   // Made when the controller begins (the queue and hook materials before wire() runs, the sync by it); nothing uses
   // them before.
@@ -114,6 +123,31 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     spec.hooksByName().forEach((hookName, hook) ->
         configs.put(hookName, HookConfig.of(hook, spec.endpointConfigs(), hookName)));
     this.hookConfigs = Collections.unmodifiableMap(configs);
+    this.shadowConfigs = shadowConfigs(controllerObject, spec);
+  }
+
+  /**
+   * The shadow hooks the object's annotations name ({@link ShadowAnnotations}), each a webhook of the URL alone with
+   * the version and timeout of the hook it stands beside: never the real hook's credentials or TLS material, which
+   * are not the shadow's to receive.
+   *
+   * @throws dev.metareactor.engine.api.InvalidControllerException naming the annotation for a hook the object does
+   *     not define, or a URL that is not one
+   */
+  private static Map<String, HookConfig> shadowConfigs(KubeObject object, ControllerSpec spec) {
+    Map<String, HookConfig> shadows = new LinkedHashMap<>();
+    ShadowAnnotations.urls(object.annotations()).forEach((hook, url) -> {
+      String field = "metadata.annotations[" + ShadowAnnotations.key(hook) + "]";
+      HookSpec real = spec.hooksByName().getOrDefault(hook, Optional.empty()).orElseThrow(() ->
+          new InvalidControllerException(field + ": the controller has no " + hook + " hook to shadow"));
+      ObjectNode webhook = KubeJson.nodes().objectNode().put("url", url);
+      JsonNode timeout = real.webhook().get("timeout");
+      if (timeout != null) {
+        webhook.set("timeout", timeout);
+      }
+      shadows.put(hook, HookConfig.of(new HookSpec(real.version(), webhook), MissingNode.getInstance(), field));
+    });
+    return Collections.unmodifiableMap(shadows);
   }
 
   // ---- what each kind says
@@ -197,7 +231,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     });
   }
 
-  /** The keys of a controller begun for one-shot syncs, synced by the runner its workers would use. */
+  /** The keys of a controller begun for one-shot syncs, each synced by the runner its workers would use. */
   private final class Syncs implements OneShot {
     private final ObjectSync<K> wired;
     private final SyncRunner<K> syncs;
@@ -208,23 +242,38 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     }
 
     @Override
-    public List<SyncKey> keys() {
-      return List.copyOf(wired.responsibleKeys());
-    }
+    public List<Unit> units() {
+      return wired.responsibleKeys().stream().<Unit>map(key -> new Unit() {
+        @Override
+        public String namespace() {
+          return key.namespace();
+        }
 
-    @Override
-    public Optional<KubeObject> object(SyncKey key) {
-      return wired.cached(own(key));
-    }
+        @Override
+        public String name() {
+          return key.name();
+        }
 
-    @Override
-    public Mono<Outcome> sync(SyncKey key) {
-      return syncs.run(own(key));
-    }
+        @Override
+        public String about() {
+          return key.about();
+        }
 
-    @SuppressWarnings("unchecked") // keys come from keys(): the kind's own
-    private K own(SyncKey key) {
-      return (K) key;
+        @Override
+        public Optional<KubeObject> object() {
+          return wired.cached(key);
+        }
+
+        @Override
+        public Mono<Outcome> sync() {
+          return syncs.run(key);
+        }
+
+        @Override
+        public String toString() {
+          return key.toString();
+        }
+      }).toList();
     }
   }
 
@@ -247,7 +296,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         SyncMetrics metrics = new SyncMetrics(context.meters(), name, workerCount);
         holdings.untilStop(metrics::close);
         ObjectSync<K> wired;
-        try (Wiring<K> wiring = new Wiring<>(kind, name, controllerJson, context, hookConfigs, materials, shard,
+        try (Wiring<K> wiring = new Wiring<>(kind, name, controllerJson, context, hookConfigs, shadowConfigs,
+            materials, shard,
             finalizers, applier, metrics, workerCount, made::add, log, holdings)) {
           wired = wire(wiring, resources);
         }
@@ -297,6 +347,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
       Objects.requireNonNull(hookMaterials, "made in begin()").refresh();
       KeyedWorkQueue<K> made = Objects.requireNonNull(queue, "made in begin()");
       holdings.untilDrained(made.process(Objects.requireNonNull(runner, "made in begin()")::run).subscribe());
+      working = true;
       if (resyncPeriodSeconds > 0) {
         Duration period = Duration.ofSeconds(resyncPeriodSeconds);
         period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
@@ -329,7 +380,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         stopped = true;
         phase = Phase.STOPPED;
         holdings.stop();
-        draining = queue;
+        draining = working ? queue : null;
       }
       Mono<Boolean> drained = draining == null ? Mono.just(true) : draining.shutDown(drainTimeout);
       return drained

@@ -4,6 +4,7 @@ import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.SyncResponse;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A hook a sync may call, carried as one value.
@@ -12,14 +13,20 @@ import java.util.Objects;
  * @param caller calls it
  * @param spec its spec (version and {@code responseUnMarshallMode})
  * @param purpose what its answer is for, which decides how the sync treats it
+ * @param shadow the shadow hook beside it ({@code metareactor.dev/shadow-<name>-url}), or {@code null}
  */
-public record ChosenHook(String name, HookCaller caller, HookSpec spec, Purpose purpose) {
+public record ChosenHook(String name, HookCaller caller, HookSpec spec, Purpose purpose, @Nullable Shadow shadow) {
 
   public ChosenHook {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(caller, "caller");
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(purpose, "purpose");
+  }
+
+  /** A hook without a shadow. */
+  public ChosenHook(String name, HookCaller caller, HookSpec spec, Purpose purpose) {
+    this(name, caller, spec, purpose, null);
   }
 
   /** What a hook's answer is for. */

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -284,16 +285,24 @@ public final class ObjectSync<K extends SyncKey> {
         .flatMap(observedAndRelated -> {
           Map<ChildType, List<KubeObject>> owned = observedAndRelated.getT1();
           ObjectNode relatedObjects = observedAndRelated.getT2();
+          // With a shadow hook, what the real hook was asked and answered, for the shadow to be asked the same.
+          List<Shadow.Exchange> exchanges = hook.shadow() == null ? List.of() : new CopyOnWriteArrayList<>();
           HookCall hookCall = new HookCall() {
             @Override
             public Mono<HookCall.Reply> call() {
-              return invoke(request(synced, json, owned, relatedObjects, hook, planned.fields()), hook, root);
+              return exchange(request(synced, json, owned, relatedObjects, hook, planned.fields()), root);
             }
 
             @Override
             public Mono<HookCall.Reply> call(ObjectNode variantJson, String variant) {
-              return invoke(request(synced, variantJson, owned, relatedObjects, hook, planned.fields()), hook,
+              return exchange(request(synced, variantJson, owned, relatedObjects, hook, planned.fields()),
                   new HookCaller.RootObject(root.kind(), root.namespace(), root.name() + "@" + variant));
+            }
+
+            private Mono<HookCall.Reply> exchange(ObjectNode request, HookCaller.RootObject about) {
+              Mono<HookCall.Reply> reply = invoke(request, hook, about);
+              return hook.shadow() == null ? reply
+                  : reply.doOnNext(answer -> exchanges.add(new Shadow.Exchange(request, about, answer)));
             }
 
             @Override
@@ -304,16 +313,28 @@ public final class ObjectSync<K extends SyncKey> {
             }
           };
           return planned.answering().answer(hookCall, owned)
+              .doOnNext(checked -> {
+                Shadow shadow = hook.shadow();
+                if (shadow != null) {
+                  shadow.compare(object, exchanges, body -> reply(body, hook, root),
+                      planned.answering() instanceof Plan.Answering.CheckedBy plain ? plain.check() : null, checked,
+                      shape.otherAnswerFields());
+                }
+              })
               .flatMap(checked -> converge(key, synced, owned, checked, hook.finalizing(), guarded,
                   written.recorder(key, uid)));
         });
   }
 
   private Mono<HookCall.Reply> invoke(ObjectNode request, ChosenHook hook, HookCaller.RootObject root) {
-    return hook.caller().call(request, root)
-        .map(body -> new HookCall.Reply(SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
-            hook.unknownFields(), field -> LOG.debug("{}: {} hook answered unknown field {} for {}", controller,
-                hook.name(), field, root)), body));
+    return hook.caller().call(request, root).map(body -> reply(body, hook, root));
+  }
+
+  /** A hook's answer as the sync reads it. */
+  private HookCall.Reply reply(JsonNode body, ChosenHook hook, HookCaller.RootObject root) {
+    return new HookCall.Reply(SyncResponse.parse(body, shape.ownedField(), shape.otherAnswerFields(),
+        hook.unknownFields(), field -> LOG.debug("{}: {} hook answered unknown field {} for {}", controller,
+            hook.name(), field, root)), body);
   }
 
   /** {@code {controller, <object>, <kind's fields>, <owned>, related, finalizing}}. */

@@ -98,8 +98,23 @@ public sealed interface Plan {
 
     /** One call with the request as built, its answer checked by {@code check}. */
     static Answering checkedBy(Check check) {
-      return (hook, observed) -> hook.call()
-          .map(reply -> new Answer.Checked(reply.response(), check.check(reply.response(), reply.body())));
+      return new CheckedBy(check);
+    }
+
+    /**
+     * One call with the request as built, its answer checked by {@code check}: nothing is written while answering,
+     * so a shadow hook's answer to the same request can be checked the same way ({@link Shadow}).
+     */
+    record CheckedBy(Check check) implements Answering {
+      public CheckedBy {
+        Objects.requireNonNull(check, "check");
+      }
+
+      @Override
+      public Mono<Answer.Checked> answer(HookCall hook, Map<ChildType, List<KubeObject>> observed) {
+        return hook.call()
+            .map(reply -> new Answer.Checked(reply.response(), check.check(reply.response(), reply.body())));
+      }
     }
   }
 

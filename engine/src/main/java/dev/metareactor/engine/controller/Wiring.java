@@ -39,6 +39,8 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
   private final ObjectNode controllerJson;
   private final ControllerContext context;
   private final Map<String, Optional<HookConfig>> hookConfigs;
+  /** The shadow hooks by the name of the hook each stands beside ({@code metareactor.dev/shadow-<hook>-url}). */
+  private final Map<String, HookConfig> shadowConfigs;
   private final HookMaterials hookMaterials;
   private final ShardParticipant shard;
   private final Finalizers finalizers;
@@ -58,14 +60,15 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
    * @param log the controller's logger
    */
   Wiring(String kind, String name, ObjectNode controllerJson, ControllerContext context,
-      Map<String, Optional<HookConfig>> hookConfigs, HookMaterials hookMaterials, ShardParticipant shard,
-      Finalizers finalizers, ChildApplier applier, SyncMetrics metrics, int workers, Consumer<K> queue, Logger log,
-      Holdings holdings) {
+      Map<String, Optional<HookConfig>> hookConfigs, Map<String, HookConfig> shadowConfigs,
+      HookMaterials hookMaterials, ShardParticipant shard, Finalizers finalizers, ChildApplier applier,
+      SyncMetrics metrics, int workers, Consumer<K> queue, Logger log, Holdings holdings) {
     this.kind = kind;
     this.name = name;
     this.controllerJson = controllerJson;
     this.context = context;
     this.hookConfigs = hookConfigs;
+    this.shadowConfigs = shadowConfigs;
     this.hookMaterials = hookMaterials;
     this.shard = shard;
     this.finalizers = finalizers;
@@ -205,8 +208,20 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
     open("chosenHook");
     return Objects.requireNonNull(hookConfigs.get(type), "a hook the kind declares")
         .map(config -> new ChosenHook(type,
-            Objects.requireNonNull(hook(type), "a hook the object defines has a caller"), config.hook(), purpose))
+            Objects.requireNonNull(hook(type), "a hook the object defines has a caller"), config.hook(), purpose,
+            shadow(type)))
         .orElse(null);
+  }
+
+  /** The shadow beside the hook named {@code type}, or {@code null} when the object's annotations name none. */
+  private @Nullable Shadow shadow(String type) {
+    HookConfig config = shadowConfigs.get(type);
+    if (config == null) {
+      return null;
+    }
+    HookCaller caller = hookMaterials.register(config.webhook(), config.materials(),
+        new HookIdentity("shadow_" + type, name, kind));
+    return new Shadow(caller, name, kind + " " + name, context.events()::record, workers, context.meters());
   }
 
   /** The customize hook and its related objects; once. */

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.host;
 
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
+import dev.metareactor.engine.api.ShadowAnnotations;
 import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.informer.InformerLease;
@@ -242,14 +243,17 @@ public final class ControllerHost implements AutoCloseable {
   }
 
   /**
-   * What a hosted controller is built from: its spec, its {@link WorkersAnnotation} and its
-   * {@link DeleteGuardAnnotation}; a change restarts it.
+   * What a hosted controller is built from: its spec, its {@link WorkersAnnotation}, its
+   * {@link DeleteGuardAnnotation} and its {@link ShadowAnnotations}; a change restarts it.
    */
   private static JsonNode specOf(KubeObject object) {
     ObjectNode built = KubeJson.nodes().objectNode();
     built.set("spec", object.toTree().path("spec"));
     built.put("workers", object.annotations().get(WorkersAnnotation.KEY));
     built.put("deleteGuard", object.annotations().get(DeleteGuardAnnotation.KEY));
+    for (String hook : ShadowAnnotations.HOOKS) {
+      built.put("shadow-" + hook, object.annotations().get(ShadowAnnotations.key(hook)));
+    }
     return built;
   }
 

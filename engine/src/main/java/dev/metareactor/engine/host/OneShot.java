@@ -1,6 +1,5 @@
 package dev.metareactor.engine.host;
 
-import dev.metareactor.engine.controller.SyncKey;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.Outcome;
 import java.util.List;
@@ -9,20 +8,33 @@ import reactor.core.publisher.Mono;
 
 /**
  * A controller begun without its workers or resync timer ({@link HostedController#startOneShot}): its informers'
- * caches are filled and its hooks ready, and the caller syncs the keys it chooses, each when it chooses
+ * caches are filled and its hooks ready, and the caller syncs the units it chooses, each when it chooses
  * ({@code metareactor preview}). Nothing is queued: events change the caches but sync nothing by themselves.
  */
 public interface OneShot {
 
-  /** Every key the controller is responsible for now (its selected objects, and those holding its finalizer). */
-  List<SyncKey> keys();
+  /** Every unit of work the controller is responsible for now (its selected objects, those holding its finalizer). */
+  List<Unit> units();
 
-  /** The cached object {@code key} is about, if the caches hold it. */
-  Optional<KubeObject> object(SyncKey key);
+  /** One unit of work: a synced object (a parent, a target, one input of a MapController's parent). */
+  interface Unit {
 
-  /**
-   * One sync of {@code key}, as a worker runs it (a failure is a {@code SyncError} Event on the object and a
-   * {@link Outcome.Kind#FAILED} outcome, never an error). {@code key} is one of {@link #keys()}.
-   */
-  Mono<Outcome> sync(SyncKey key);
+    /** The object's namespace, {@code ""} when cluster-scoped. */
+    String namespace();
+
+    /** The object's name. */
+    String name();
+
+    /** What the unit is about beyond its object ({@code input configmaps/ns/x: }), or {@code ""}. */
+    String about();
+
+    /** The object as cached, if the caches hold it. */
+    Optional<KubeObject> object();
+
+    /**
+     * One sync, as a worker runs it (a failure is a {@code SyncError} Event on the object and a
+     * {@link Outcome.Kind#FAILED} outcome, never an error).
+     */
+    Mono<Outcome> sync();
+  }
 }

@@ -1,6 +1,6 @@
 package dev.metareactor.engine.preview;
 
-import dev.metareactor.engine.controller.SyncKey;
+import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.ApiResource;
 import java.util.Locale;
 import java.util.Objects;
@@ -25,8 +25,8 @@ import tools.jackson.databind.node.ObjectNode;
  * @param refusal why the API server refused the dry run ({@code 409 ...}), or {@code null}: a refused write is
  *     shown but changes nothing
  */
-public record PlannedWrite(@Nullable SyncKey about, long sequence, Verb verb, ApiResource resource, String namespace,
-    String name, @Nullable ObjectNode before, @Nullable ObjectNode after, @Nullable JsonNode diff,
+public record PlannedWrite(OneShot.@Nullable Unit about, long sequence, Verb verb, ApiResource resource,
+    String namespace, String name, @Nullable ObjectNode before, @Nullable ObjectNode after, @Nullable JsonNode diff,
     @Nullable String refusal) {
 
   /** What a write does, as {@code metareactor preview} names it. */

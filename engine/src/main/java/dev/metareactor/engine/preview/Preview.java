@@ -2,7 +2,6 @@ package dev.metareactor.engine.preview;
 
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.Scheduling;
-import dev.metareactor.engine.controller.SyncKey;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
 import dev.metareactor.engine.controller.map.MapController;
@@ -20,7 +19,8 @@ import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Comparator;
@@ -51,6 +51,8 @@ public final class Preview {
   /** The kinds a preview can build, by every name a user may give them. */
   private static final List<ControllerKind> KINDS = List.of(CompositeController.kind(), DecoratorController.kind(),
       MapController.kind());
+  /** How long stopping the controller may take: its syncs have all ended by then. */
+  private static final Duration STOP = Duration.ofSeconds(5);
 
   /**
    * What to preview.
@@ -80,7 +82,7 @@ public final class Preview {
   }
 
   /** One parent's sync: what it is, how it ended, what it would write and which Events it would record. */
-  public record ParentResult(SyncKey key, @Nullable KubeObject object, Outcome outcome, List<PlannedWrite> writes,
+  public record ParentResult(OneShot.Unit key, @Nullable KubeObject object, Outcome outcome, List<PlannedWrite> writes,
       List<PreviewApi.RecordedEvent> events) {
 
     /** Whether a write of this parent would change the cluster. */
@@ -142,7 +144,9 @@ public final class Preview {
     try {
       KubeApi kube = new KubeApi(KubeConfig.load(options.kubeconfig()), options.apiConcurrency());
       resources.push(kube);
-      SimpleMeterRegistry meters = new SimpleMeterRegistry();
+      // The engine's registry: the controller registers its meters as in the engine.
+      PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+      resources.push(meters::close);
       Scheduling scheduling = Scheduling.production();
       Discovery discovery = new Discovery(kube, options.discoveryInterval(), scheduling.work());
       resources.push(discovery);
@@ -169,16 +173,17 @@ public final class Preview {
       EventRecorder events = new EventRecorder(api, options.eventRate(), scheduling.wallClock(), "preview");
       HostedController controller = kind.factory().create(controllerObject,
           new ControllerContext(options, discovery, informers, api, events, hooks, meters, scheduling));
-      resources.push(() -> controller.stop(Duration.ZERO).block(request.timeout()));
+      // Every sync has ended when the preview stops it: nothing is left to drain.
+      resources.push(() -> controller.stop(STOP).block(request.timeout()));
       OneShot oneShot = controller.startOneShot()
           .timeout(request.timeout(), Mono.error(() -> new IllegalStateException(kind.kind() + " "
               + controllerObject.name() + ": its resources were not served or its caches not filled within "
               + request.timeout().toSeconds() + " s" + pendingEvent(api, controllerObject))))
           .blockOptional()
           .orElseThrow(() -> new IllegalStateException("the controller stopped while starting"));
-      List<SyncKey> keys = oneShot.keys().stream()
-          .sorted(Comparator.comparing(SyncKey::namespace).thenComparing(SyncKey::name)
-              .thenComparing(SyncKey::about))
+      List<OneShot.Unit> keys = oneShot.units().stream()
+          .sorted(Comparator.comparing(OneShot.Unit::namespace).thenComparing(OneShot.Unit::name)
+              .thenComparing(OneShot.Unit::about))
           .toList();
       int responsible = keys.size();
       if (request.parent() != null) {
@@ -191,9 +196,9 @@ public final class Preview {
       total.accept(keys.size());
       AtomicInteger done = new AtomicInteger();
       List<Synced> synced = Flux.fromIterable(keys)
-          .flatMapSequential(key -> oneShot.sync(key)
+          .flatMapSequential(key -> key.sync()
               .contextWrite(PreviewApi.about(key))
-              .map(outcome -> new Synced(key, oneShot.object(key).orElse(null), outcome))
+              .map(outcome -> new Synced(key, key.object().orElse(null), outcome))
               .doOnNext(one -> progress.accept(done.incrementAndGet())), request.concurrency())
           .collectList()
           .block();
@@ -211,10 +216,10 @@ public final class Preview {
     }
   }
 
-  private record Synced(SyncKey key, @Nullable KubeObject object, Outcome outcome) {}
+  private record Synced(OneShot.Unit key, @Nullable KubeObject object, Outcome outcome) {}
 
   /** {@code namespace/name}, or {@code name} when cluster-scoped. */
-  static String named(SyncKey key) {
+  static String named(OneShot.Unit key) {
     return key.namespace().isEmpty() ? key.name() : key.namespace() + "/" + key.name();
   }
 

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.preview;
 
-import dev.metareactor.engine.controller.SyncKey;
 import dev.metareactor.engine.controller.rolling.RollingUpdate;
+import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiWriter;
@@ -26,8 +26,9 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * The {@link ObjectApi} of a preview: reads go to the API server as the engine's do; every write is sent as a
  * server-side dry run ({@code dryRun=All}: validated, defaulted and admitted, then dropped) and recorded as a
- * {@link PlannedWrite} with the object before it (an uncached read) and as the API server would store it. Events
- * are recorded, never sent. The sync a write belongs to is the {@link SyncKey} its subscriber put in the Reactor
+ * {@link PlannedWrite} with the object before it (an uncached read; none for a create) and as the API server would
+ * store it. Events
+ * are recorded, never sent. The sync a write belongs to is the {@link OneShot.Unit} its subscriber put in the Reactor
  * context ({@link #about}).
  *
  * <p>The dry run's answer is what the sync goes on with, so the rest of the sync (a status computed from what was
@@ -56,7 +57,7 @@ public final class PreviewApi implements ObjectApi {
   }
 
   /** The context under which a sync's writes are recorded as {@code key}'s. */
-  public static Context about(SyncKey key) {
+  public static Context about(OneShot.Unit key) {
     return Context.of(ABOUT, key);
   }
 
@@ -147,8 +148,11 @@ public final class PreviewApi implements ObjectApi {
       Mono<Written> dryRun) {
     return Mono.deferContextual(context -> {
       long order = sequence.incrementAndGet();
-      SyncKey about = about(context);
-      return current(resource, namespace, name).flatMap(before -> dryRun
+      OneShot.Unit about = about(context);
+      // A create needs no read: there is no object before it (if there is one, the dry run is refused with 409).
+      Mono<Optional<ObjectNode>> now = intended == Verb.CREATE ? Mono.just(Optional.empty())
+          : current(resource, namespace, name);
+      return now.flatMap(before -> dryRun
           .doOnNext(answer -> writes.add(planned(about, order, intended, resource, namespace, name,
               before.orElse(null), (ObjectNode) KubeJson.mapper().readTree(answer.answer()))))
           .doOnError(ApiException.class, refused -> writes.add(new PlannedWrite(about, order,
@@ -160,7 +164,7 @@ public final class PreviewApi implements ObjectApi {
   private Mono<Void> deleted(ApiResource resource, String namespace, String name, Mono<Void> dryRun) {
     return Mono.deferContextual(context -> {
       long order = sequence.incrementAndGet();
-      SyncKey about = about(context);
+      OneShot.Unit about = about(context);
       return current(resource, namespace, name).flatMap(before -> dryRun
           .doOnSuccess(done -> before.ifPresent(object -> writes.add(new PlannedWrite(about, order,
               isRevision(resource) ? Verb.REVISION : Verb.DELETE, resource, namespace, name, object, null, null,
@@ -181,7 +185,7 @@ public final class PreviewApi implements ObjectApi {
    * The write as the preview names it: a create when there was no object; a revision's write as a revision; a
    * change of nothing but the ControllerRef as an adoption or a release.
    */
-  static PlannedWrite planned(@Nullable SyncKey about, long order, Verb intended, ApiResource resource,
+  static PlannedWrite planned(OneShot.@Nullable Unit about, long order, Verb intended, ApiResource resource,
       String namespace, String name, @Nullable ObjectNode before, ObjectNode after) {
     boolean created = before == null;
     ObjectNode shownAfter = Objects.requireNonNull(MergeDiff.comparable(after, created));
@@ -201,8 +205,8 @@ public final class PreviewApi implements ObjectApi {
     return new PlannedWrite(about, order, verb, resource, namespace, name, before, after, diff, null);
   }
 
-  private static @Nullable SyncKey about(ContextView context) {
-    return context.<SyncKey>getOrEmpty(ABOUT).orElse(null);
+  private static OneShot.@Nullable Unit about(ContextView context) {
+    return context.<OneShot.Unit>getOrEmpty(ABOUT).orElse(null);
   }
 
   private static String refusal(ApiException refused) {

@@ -1,6 +1,6 @@
 package dev.metareactor.engine.preview;
 
-import dev.metareactor.engine.controller.SyncKey;
+import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.queue.Outcome;
@@ -190,7 +190,7 @@ public final class PreviewReport {
   }
 
   /** What a key says beyond its object ({@code input configmaps/ns/x} for a MapController's), without the colon. */
-  private static String about(SyncKey key) {
+  private static String about(OneShot.Unit key) {
     String about = key.about().strip();
     return about.endsWith(":") ? about.substring(0, about.length() - 1) : about;
   }

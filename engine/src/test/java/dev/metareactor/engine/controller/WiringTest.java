@@ -72,8 +72,8 @@ class WiringTest {
     HookMaterials materials = new HookMaterials(informers, context.discovery(), hooks, context.scheduling(),
         problem -> {}, warning -> {}, WriteFence.OPEN);
     wiring = new Wiring<>("CompositeController", "things", KubeJson.nodes().objectNode(), context, hookConfigs,
-        materials, new ShardParticipant(Sharding.disabled(), informers, api, meters, "CompositeController", "things",
-            System::nanoTime), new Finalizers("things.test/finalizer", api),
+        Map.of(), materials, new ShardParticipant(Sharding.disabled(), informers, api, meters, "CompositeController",
+            "things", System::nanoTime), new Finalizers("things.test/finalizer", api),
         ChildApplier.of(context.options().applyStrategy(), api, context.options().ssaFieldManager(), Map.of()),
         new SyncMetrics(meters, "things", 1), 1, queued::add, LoggerFactory.getLogger(WiringTest.class), holdings);
   }

@@ -2,7 +2,6 @@ package dev.metareactor.engine.preview;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.preview.PlannedWrite.Verb;
@@ -19,7 +18,6 @@ class PreviewApiTest {
       Set.of());
   private static final ApiResource REVISIONS = new ApiResource("metacontroller.k8s.io", "v1alpha1",
       "controllerrevisions", "ControllerRevision", true, Set.of());
-  private static final ParentKey PARENT = new ParentKey("default", "parent");
 
   private static ObjectNode object(String json) {
     return (ObjectNode) KubeJson.mapper().readTree(json);
@@ -42,7 +40,7 @@ class PreviewApiTest {
     ObjectNode after = object("{\"metadata\": {\"name\": \"a\", \"resourceVersion\": \"2\", \"generation\": 2,"
         + " \"managedFields\": [{}, {}]}, \"data\": {\"k\": \"v\"}}");
 
-    PlannedWrite write = PreviewApi.planned(PARENT, 1, Verb.UPDATE, CONFIG_MAPS, "default", "a", before, after);
+    PlannedWrite write = PreviewApi.planned(null, 1, Verb.UPDATE, CONFIG_MAPS, "default", "a", before, after);
 
     assertThat(write.verb()).isEqualTo(Verb.UPDATE);
     assertThat(write.changes()).as("only the server's own fields moved").isFalse();
@@ -53,7 +51,7 @@ class PreviewApiTest {
     ObjectNode answer = object("{\"metadata\": {\"name\": \"a\", \"uid\": \"u\", \"creationTimestamp\": \"t\","
         + " \"resourceVersion\": \"1\"}, \"data\": {\"k\": \"v\"}}");
 
-    PlannedWrite write = PreviewApi.planned(PARENT, 1, Verb.CREATE, CONFIG_MAPS, "default", "a", null, answer);
+    PlannedWrite write = PreviewApi.planned(null, 1, Verb.CREATE, CONFIG_MAPS, "default", "a", null, answer);
 
     assertThat(write.verb()).isEqualTo(Verb.CREATE);
     assertThat(write.changes()).isTrue();
@@ -69,11 +67,11 @@ class PreviewApiTest {
     ObjectNode ownedAndChanged = owned.deepCopy();
     ownedAndChanged.putObject("data").put("k", "w");
 
-    assertThat(PreviewApi.planned(PARENT, 1, Verb.UPDATE, CONFIG_MAPS, "default", "a", free, owned).verb())
+    assertThat(PreviewApi.planned(null, 1, Verb.UPDATE, CONFIG_MAPS, "default", "a", free, owned).verb())
         .isEqualTo(Verb.ADOPT);
-    assertThat(PreviewApi.planned(PARENT, 1, Verb.UPDATE, CONFIG_MAPS, "default", "a", owned, free).verb())
+    assertThat(PreviewApi.planned(null, 1, Verb.UPDATE, CONFIG_MAPS, "default", "a", owned, free).verb())
         .isEqualTo(Verb.RELEASE);
-    assertThat(PreviewApi.planned(PARENT, 1, Verb.UPDATE, CONFIG_MAPS, "default", "a", free, ownedAndChanged)
+    assertThat(PreviewApi.planned(null, 1, Verb.UPDATE, CONFIG_MAPS, "default", "a", free, ownedAndChanged)
         .verb()).as("adopted and changed at once: an update").isEqualTo(Verb.UPDATE);
   }
 
@@ -81,7 +79,7 @@ class PreviewApiTest {
   void aControllerRevisionsWriteIsARevision() {
     ObjectNode revision = object("{\"metadata\": {\"name\": \"r\"}, \"children\": []}");
 
-    assertThat(PreviewApi.planned(PARENT, 1, Verb.CREATE, REVISIONS, "default", "r", null, revision).verb())
+    assertThat(PreviewApi.planned(null, 1, Verb.CREATE, REVISIONS, "default", "r", null, revision).verb())
         .isEqualTo(Verb.REVISION);
   }
 

@@ -60,6 +60,9 @@ public final class MetricCatalogue {
   public static final Metric CHILD_CONFLICTS = own(Type.COUNTER, "metareactor.child.conflicts", null,
       List.of("controller", "resource", "holder"),
       "Desired children whose name an object holds that the parent does not observe");
+  public static final Metric SHADOW_SYNCS = own(Type.COUNTER, "metareactor.shadow.syncs", null,
+      List.of("controller", "result"),
+      "Syncs whose answer was compared with a shadow hook's, by result: same, differs, error, skipped");
 
   // Metacontroller's hook metrics, one set per hook type: Metric.forHook names them.
 
