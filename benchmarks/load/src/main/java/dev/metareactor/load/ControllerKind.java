@@ -90,19 +90,26 @@ enum ControllerKind {
     return unit + "s";
   }
 
-  /** The controller object as YAML, the same for every engine, calling the hook at {@code hookBase}. */
-  String controllerObject(String hookBase) {
+  /**
+   * The controller object as YAML, the same for every engine, calling the hook at {@code hookBase}; with
+   * {@code shadow}, the same hook is also its shadow ({@code metareactor.dev/shadow-<hook>-url}, which upstream
+   * ignores): what comparing every answer with a shadow's costs.
+   */
+  String controllerObject(String hookBase, boolean shadow) {
+    String url = hookBase + hookPath;
     return """
         apiVersion: metacontroller.k8s.io/v1alpha1
         kind: %s
         metadata:
           name: load-bench
           labels: {"bench.metareactor.dev/load": "true"}
+          annotations: {%s}
         spec:
         %s  hooks:
             %s:
               webhook: {url: "%s"}
-        """.formatted(type.getKind(), spec.indent(2), hook, hookBase + hookPath);
+        """.formatted(type.getKind(), shadow ? "\"metareactor.dev/shadow-" + hook + "-url\": \"" + url + "\"" : "",
+        spec.indent(2), hook, url);
   }
 
   /** What {@code loadkit create}, {@code edit} and {@code trickle} need to work on this kind's units. */

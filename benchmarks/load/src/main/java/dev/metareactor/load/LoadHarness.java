@@ -87,6 +87,12 @@ public final class LoadHarness implements Callable<Integer> {
       description = "Skip measuring the API server's raw create rate for each size (measured first by default).")
   boolean noCeiling;
 
+  @Option(names = "--shadow",
+      description = "Make the bench hook the controller's shadow hook too (metareactor.dev/shadow-<hook>-url; upstream "
+          + "ignores it): every answer is also asked of the shadow and compared. The hook's calls and CPU include the "
+          + "shadow's.")
+  boolean shadow;
+
   @Option(names = "--timeout", defaultValue = "10m", converter = Durations.class,
       description = "Longest wait for one phase (default: ${DEFAULT-VALUE}).")
   Duration timeout;
@@ -161,7 +167,7 @@ public final class LoadHarness implements Callable<Integer> {
           ConvergenceWatch watch = new ConvergenceWatch(cluster.client(), namespace, children, kind)) {
         watch.awaitSynced(Duration.ofMinutes(1));
         LoadRun.Setup setup = new LoadRun.Setup(cluster, loadkit, hook, watch, namespace, kind, children,
-            commonFlags, phases, idle, trickleRate, trickle, timeout);
+            commonFlags, phases, idle, trickleRate, trickle, timeout, shadow);
         List<Results.Run> runList = new ArrayList<>();
         for (int size : sizes) {
           for (int rep = 1; rep <= runs; rep++) {

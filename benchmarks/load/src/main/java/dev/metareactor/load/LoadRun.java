@@ -1,6 +1,7 @@
 package dev.metareactor.load;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -8,8 +9,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JsonNode;
@@ -19,6 +22,9 @@ import tools.jackson.databind.json.JsonMapper;
  * One engine, one size, one repetition, in phases that each start from what the previous one left:
  *
  * <ol>
+ *   <li><b>preview</b> (an engine whose launcher has {@code metareactor preview}; upstream has nothing like it): the
+ *       same fresh parents, no engine running; {@code metareactor preview --all} of the bench controller, until it
+ *       has printed every parent's writes;</li>
  *   <li><b>converge</b>: {@code parents} bench parents exist, nothing else; the engine starts; until every parent
  *       has its status and its children;</li>
  *   <li><b>update</b>: every parent's spec is edited at once (a merge patch each, as fast as the API server takes
@@ -37,14 +43,14 @@ final class LoadRun {
 
   private static final Logger LOG = LoggerFactory.getLogger(LoadRun.class);
   private static final JsonMapper JSON = JsonMapper.builder().build();
-  static final List<String> PHASES = List.of("converge", "update", "idle", "latency", "restart");
+  static final List<String> PHASES = List.of("preview", "converge", "update", "idle", "latency", "restart");
   /** The value the update wave writes to every parent (or input); each run starts from freshly created ones. */
   private static final String UPDATED_VALUE = "v1";
 
   /** Everything a run needs that does not change between runs. */
   record Setup(Cluster cluster, Loadkit loadkit, Loadkit.Hook hook, ConvergenceWatch watch, String namespace,
       ControllerKind kind, int children, List<String> flags, List<String> phases, Duration idle, double trickleRate,
-      Duration trickle, Duration timeout) {}
+      Duration trickle, Duration timeout, boolean shadow) {}
 
   private final Setup setup;
   private final EngineProcess.Engine engine;
@@ -76,6 +82,9 @@ final class LoadRun {
     EngineProcess process = null;
     try {
       prepare();
+      if (setup.phases().contains("preview") && previews()) {
+        preview();
+      }
       process = converge();
       if (setup.phases().contains("update")) {
         update(process);
@@ -119,6 +128,56 @@ final class LoadRun {
       Thread.sleep(50);
     }
     setup.cluster().putController(setup.kind().type(), controllerObject());
+  }
+
+  /** Whether the engine's command is Metareactor's launcher, which has the {@code preview} subcommand. */
+  private boolean previews() {
+    String program = engine.command().get(engine.command().size() - 1);
+    return Path.of(program).getFileName().toString().equals("metareactor");
+  }
+
+  /**
+   * {@code metareactor preview --all -o json} of the bench controller over the fresh parents, with the engine's
+   * {@code --workers} as its concurrency: its wall time and CPU (user and system, from bash's {@code time}), and as
+   * extras the parents it would change and the writes it lists.
+   */
+  private void preview() throws IOException, InterruptedException {
+    Measurement m = begin();
+    GenericKubernetesResource controller = controllerObject();
+    String concurrency = setup.flags().stream().filter(flag -> flag.startsWith("--workers="))
+        .map(flag -> flag.substring("--workers=".length())).findFirst().orElse("16");
+    Path prefix = dir.resolve("preview");
+    List<String> command = new ArrayList<>(List.of("bash", "-c",
+        "TIMEFORMAT='%R %U %S'; { time \"$@\" >\"$0.json\" 2>\"$0.err\"; } 2>\"$0.time\"", prefix.toString()));
+    command.addAll(engine.command());
+    command.addAll(List.of("preview", "--kubeconfig", setup.cluster().engineKubeconfig().toString(), "--controller",
+        controller.getKind().toLowerCase(Locale.ROOT) + "/" + controller.getMetadata().getName(), "--all",
+        "-o", "json", "--concurrency", concurrency));
+    // The engine's client rate, as the engine gets it.
+    setup.flags().stream().filter(flag -> flag.startsWith("--client-go-qps=") || flag.startsWith("--client-go-burst="))
+        .forEach(command::add);
+    Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new File(
+        "/dev/null"))).start();
+    if (!process.waitFor(setup.timeout().toSeconds(), TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      throw new IllegalStateException("metareactor preview did not end within " + setup.timeout());
+    }
+    String[] times = Files.readString(Path.of(prefix + ".time")).strip().split("\\s+");
+    JsonNode summary = JSON.readTree(Path.of(prefix + ".json").toFile()).path("summary");
+    if (process.exitValue() != 1 || summary.path("failed").asInt() > 0) {
+      throw new IllegalStateException("metareactor preview exited " + process.exitValue() + " (1 expected: "
+          + "every fresh parent would change); see " + prefix + ".err");
+    }
+    double writes = 0;
+    for (JsonNode count : summary.path("writes")) {
+      writes += count.asDouble();
+    }
+    Map<String, Double> extra = new LinkedHashMap<>();
+    extra.put("wouldChange", summary.path("wouldChange").asDouble());
+    extra.put("writes", writes);
+    phases.add(m.endOneShot("preview", Double.parseDouble(times[0]),
+        Double.parseDouble(times[1]) + Double.parseDouble(times[2]), extra));
+    log("preview --all", Double.parseDouble(times[0]));
   }
 
   private EngineProcess converge() throws IOException, InterruptedException {
@@ -275,17 +334,27 @@ final class LoadRun {
       return end(phase, seconds, process, engine, extra);
     }
 
+    /** A phase of a process that ran to its end ({@code metareactor preview}): its CPU as measured from outside. */
+    Results.Phase endOneShot(String phase, double seconds, double cpuSeconds, Map<String, Double> extra)
+        throws IOException, InterruptedException {
+      return phase(phase, seconds, cpuSeconds, 0, extra);
+    }
+
     /** @param from the engine's CPU and memory when the phase began (zero for a phase that starts the process) */
     Results.Phase end(String phase, double seconds, EngineProcess process, ProcessTree.Sample from,
         Map<String, Double> extra) throws IOException, InterruptedException {
       ProcessTree.Sample now = process.sample();
+      return phase(phase, seconds, now.cpuSeconds() - from.cpuSeconds(), now.rssBytes(), extra);
+    }
+
+    private Results.Phase phase(String phase, double seconds, double engineCpu, long engineRss,
+        Map<String, Double> extra) throws IOException, InterruptedException {
       double controlPlane = setup.cluster().controlPlaneCpuSeconds() - controlPlaneCpu;
       double busy = ProcessTree.machineBusySeconds() - machineBusy;
       JsonNode hook = setup.hook().stats();
       RequestCounts served = setup.cluster().auditLog().since(requests);
-      return new Results.Phase(phase, seconds, now.cpuSeconds() - from.cpuSeconds(), now.rssBytes(),
-          hook.path("cpuSeconds").asDouble() - hookCpu, hook.path("calls").asLong(), controlPlane, busy,
-          served.byRequest(), extra);
+      return new Results.Phase(phase, seconds, engineCpu, engineRss, hook.path("cpuSeconds").asDouble() - hookCpu,
+          hook.path("calls").asLong(), controlPlane, busy, served.byRequest(), extra);
     }
   }
 
@@ -317,7 +386,8 @@ final class LoadRun {
   /** The bench controller, the same for every engine: ConfigMap children (outputs) updated in place. */
   GenericKubernetesResource controllerObject() {
     return setup.cluster().client().getKubernetesSerialization()
-        .unmarshal(setup.kind().controllerObject(setup.hook().url("")), GenericKubernetesResource.class);
+        .unmarshal(setup.kind().controllerObject(setup.hook().url(""), setup.shadow()),
+            GenericKubernetesResource.class);
   }
 
   /** Runs a loadkit bulk command on this run's units (parents, or a map's inputs). */

@@ -34,6 +34,11 @@ final class Report {
   static List<Metric> metrics(Results.Harness harness) {
     List<Metric> metrics = new ArrayList<>();
     String unit = unit(harness);
+    metrics.add(new Metric("preview --all (s)", r -> seconds(r, "preview"), true));
+    metrics.add(new Metric("preview: CPU (s)", r -> cpu(r, "preview"), false));
+    metrics.add(new Metric("preview: hook calls", r -> field(r, "preview", p -> p.hookCalls()), false));
+    metrics.add(new Metric("preview: writes listed", r -> extra(r, "preview", "writes"), false));
+    metrics.add(new Metric("preview: API requests (reads and dry runs)", r -> requests(r, "preview"), false));
     metrics.add(new Metric("converge from scratch (s)", r -> seconds(r, "converge"), true));
     metrics.add(new Metric("converge: writes/s", r -> writes(r, "converge") / seconds(r, "converge"), false));
     metrics.add(new Metric("converge: engine CPU (s)", r -> cpu(r, "converge"), false));
