@@ -2,6 +2,7 @@ package dev.metareactor.engine;
 
 import dev.metareactor.engine.cli.EngineCommand;
 import dev.metareactor.engine.cli.PreviewCommand;
+import dev.metareactor.engine.cli.ReplayCommand;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.server.Engine;
 import dev.metareactor.engine.server.LogConfiguration;
@@ -15,7 +16,8 @@ import sun.misc.Signal;
 
 /**
  * {@code java -jar metareactor.jar [flags]}: parses the flags, runs the engine until SIGTERM or SIGINT, then shuts
- * down gracefully. {@code java -jar metareactor.jar preview [flags]} runs {@link PreviewCommand} instead.
+ * down gracefully. {@code java -jar metareactor.jar preview [flags]} runs {@link PreviewCommand} instead, and
+ * {@code replay} {@link ReplayCommand}.
  *
  * <p>Exit codes: 0 after a signal-initiated shutdown, 1 when the engine cannot start or must stop (the API server
  * never answered, the leader lease was lost), 2 for a bad command line.
@@ -28,6 +30,8 @@ public final class Main {
   private static final String FATAL = "fatal: ";
   /** The subcommand that shows what a controller would write ({@code metareactor preview --help}). */
   private static final String PREVIEW = "preview";
+  /** The subcommand that asks a hook the recorded syncs again ({@code metareactor replay --help}). */
+  private static final String REPLAY = "replay";
 
   private Main() {}
 
@@ -37,6 +41,10 @@ public final class Main {
     if (args.length > 0 && args[0].equals(PREVIEW)) {
       LogConfiguration.apply(PreviewCommand.LOGGING);
       System.exit(PreviewCommand.execute(Arrays.copyOfRange(args, 1, args.length), out, err));
+    }
+    if (args.length > 0 && args[0].equals(REPLAY)) {
+      LogConfiguration.apply(PreviewCommand.LOGGING);
+      System.exit(ReplayCommand.execute(Arrays.copyOfRange(args, 1, args.length), out, err));
     }
     System.exit(EngineCommand.execute(args, Main::run, out, err));
   }

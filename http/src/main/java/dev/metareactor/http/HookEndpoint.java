@@ -117,7 +117,7 @@ public record HookEndpoint(URI uri) {
    * A URL as written, maybe not even valid, without its user info, query and fragment: for messages about URLs
    * that could not be parsed.
    */
-  static String redact(String url) {
+  public static String redact(String url) {
     int end = url.length();
     for (char stop : new char[] {'?', '#'}) {
       int at = url.indexOf(stop);

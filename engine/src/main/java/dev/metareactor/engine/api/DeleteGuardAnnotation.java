@@ -31,15 +31,6 @@ public final class DeleteGuardAnnotation {
    *     {@code "false"}
    */
   public static boolean enabled(Map<String, String> annotations) {
-    String value = annotations.get(KEY);
-    if (value == null) {
-      return false;
-    }
-    return switch (value.strip()) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new InvalidControllerException("metadata.annotations[" + KEY + "]: must be \"true\" or"
-          + " \"false\", got \"" + value + "\"");
-    };
+    return BooleanAnnotation.value(annotations, KEY);
   }
 }

@@ -8,9 +8,12 @@ import dev.metareactor.engine.config.LogSettings;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.RetrySettings;
 import dev.metareactor.engine.config.ShardingSettings;
+import dev.metareactor.engine.config.SyncRecording;
 import dev.metareactor.http.GoDuration;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -189,6 +192,17 @@ public final class EngineCommand implements Callable<Integer> {
       description = "How long in-flight syncs may finish after SIGTERM (default: ${DEFAULT-VALUE}).")
   Duration shutdownTimeout;
 
+  @Option(names = {"--record-syncs", "-record-syncs"}, paramLabel = "DIR", defaultValue = "",
+      description = "Record every sync of the controllers annotated metareactor.dev/record-syncs: \"true\" as a JSON"
+          + " file under DIR (hook requests and answers, writes made; Secret data and credentials redacted), for"
+          + " metareactor replay. Empty (the default): no recording.")
+  String recordSyncs;
+
+  @Option(names = {"--record-syncs-max-size", "-record-syncs-max-size"}, paramLabel = "SIZE", defaultValue = "100Mi",
+      converter = SizeConverter.class,
+      description = "What each controller's recordings may take; the oldest go first (default: ${DEFAULT-VALUE}).")
+  long recordSyncsMaxSize;
+
   private final Function<EngineOptions, Integer> runner;
 
   /** @param runner runs the engine with the parsed options and returns the exit code */
@@ -244,6 +258,8 @@ public final class EngineCommand implements Callable<Integer> {
         .apiConcurrency(apiConcurrency)
         .hookMaxResponseSize(hookMaxResponseSize)
         .shutdownTimeout(shutdownTimeout)
+        .recording(new SyncRecording(recordSyncs.isBlank() ? Optional.empty() : Optional.of(Path.of(recordSyncs)),
+            recordSyncsMaxSize))
         .build();
   }
 

@@ -193,12 +193,18 @@ public final class PreviewCommand implements Callable<Integer> {
   }
 
   private static int fail(PrintWriter err, String message) {
-    err.println("metareactor preview: " + message.replaceAll("\\s*\\R\\s*", " ").strip());
+    return fail(err, "preview", message);
+  }
+
+  /** Prints {@code metareactor <command>: <message>} on one line; the exit code of an error. */
+  static int fail(PrintWriter err, String command, String message) {
+    err.println("metareactor " + command + ": " + message.replaceAll("\\s*\\R\\s*", " ").strip());
     err.flush();
     return PreviewReport.ERROR;
   }
 
-  private static String message(Throwable error) {
+  /** What a failure says: its own message, or its first cause's that has one. */
+  static String message(Throwable error) {
     Throwable cause = error;
     while (cause.getCause() != null && cause.getMessage() == null) {
       cause = cause.getCause();

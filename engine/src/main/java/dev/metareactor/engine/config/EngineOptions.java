@@ -34,6 +34,7 @@ import org.jspecify.annotations.Nullable;
  *     an answer's JSON tokens (one per 8 bytes) and the memory of all answers in flight together (16 times it), see
  *     {@code HookClientOptions#answerMemoryBytes()}
  * @param shutdownTimeout how long in-flight syncs may take to finish on SIGTERM ({@code --shutdown-timeout})
+ * @param recording where syncs are recorded ({@code --record-syncs}), if anywhere
  */
 public record EngineOptions(
     String kubeconfig,
@@ -54,7 +55,8 @@ public record EngineOptions(
     RetrySettings retry,
     int apiConcurrency,
     long hookMaxResponseSize,
-    Duration shutdownTimeout) {
+    Duration shutdownTimeout,
+    SyncRecording recording) {
 
   public EngineOptions {
     Objects.requireNonNull(kubeconfig, "kubeconfig");
@@ -89,6 +91,7 @@ public record EngineOptions(
           + hookMaxResponseSize);
     }
     Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
+    Objects.requireNonNull(recording, "recording");
     if (shutdownTimeout.isNegative()) {
       throw new IllegalArgumentException("--shutdown-timeout must not be negative, got " + shutdownTimeout);
     }
@@ -121,6 +124,7 @@ public record EngineOptions(
     builder.apiConcurrency = apiConcurrency;
     builder.hookMaxResponseSize = hookMaxResponseSize;
     builder.shutdownTimeout = shutdownTimeout;
+    builder.recording = recording;
     return builder;
   }
 
@@ -149,6 +153,7 @@ public record EngineOptions(
     private int apiConcurrency;
     private long hookMaxResponseSize;
     private @Nullable Duration shutdownTimeout;
+    private SyncRecording recording = SyncRecording.OFF;
 
     private Builder() {}
 
@@ -247,12 +252,17 @@ public record EngineOptions(
       return this;
     }
 
+    public Builder recording(SyncRecording recording) {
+      this.recording = recording;
+      return this;
+    }
+
     /** @throws IllegalArgumentException (or NullPointerException for an unset option) naming what is wrong */
     @SuppressWarnings("NullAway") // an unset option is null here: the constructor rejects it by name
     public EngineOptions build() {
       return new EngineOptions(kubeconfig, discoveryInterval, cacheFlushInterval, metricsAddress, healthProbeAddress,
           profilingAddress, apiRate, workers, eventRate, leaderElection, sharding, targetLabelSelector, applyStrategy,
-          ssaFieldManager, logging, retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout);
+          ssaFieldManager, logging, retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout, recording);
     }
   }
 

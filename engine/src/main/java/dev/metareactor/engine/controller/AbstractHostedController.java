@@ -4,9 +4,11 @@ import dev.metareactor.engine.api.ControllerSpec;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.InvalidControllerException;
+import dev.metareactor.engine.api.RecordSyncsAnnotation;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.api.ShadowAnnotations;
 import dev.metareactor.engine.api.WorkersAnnotation;
+import dev.metareactor.engine.config.SyncRecording;
 import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookConfig;
@@ -114,6 +116,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     this.workerCount = WorkersAnnotation.workers(controllerObject.annotations(), context.options().workers());
     // Read by the sync; checked here so that an invalid value is a CreateError before anything starts.
     DeleteGuardAnnotation.enabled(controllerObject.annotations());
+    RecordSyncsAnnotation.enabled(controllerObject.annotations());
     this.finalizers = new Finalizers(spec.finalizerName(), context.api());
     this.shard = new ShardParticipant(context.sharding(), context.informers(), context.api(), context.meters(), kind,
         name, context.scheduling().nanoTime());
@@ -302,7 +305,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
           wired = wire(wiring, resources);
         }
         sync = wired;
-        runner = new SyncRunner<>(log, kind, name, wired, metrics, context.fence(), context.events());
+        runner = new SyncRunner<>(log, kind, name, wired, metrics, context.fence(), context.events(), recorder());
         holdings.untilStop(shard.join(wired.syncedResources().stream()
                 .map(type -> new ShardedController.Synced(type.resource(), type::responsibleFor)).toList(),
             which -> {
@@ -317,6 +320,19 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         throw e;
       }
     }
+  }
+
+  /**
+   * The recorder of this controller's syncs: with {@code --record-syncs} when the object asks for it
+   * ({@link RecordSyncsAnnotation}), else {@code null}.
+   */
+  private @Nullable SyncRecorder recorder() {
+    SyncRecording recording = context.options().recording();
+    if (recording.dir().isEmpty() || !RecordSyncsAnnotation.enabled(controllerObject.annotations())) {
+      return null;
+    }
+    return new SyncRecorder(recording.dir().get(), recording.maxBytesPerController(), context.scheduling().blocking(),
+        context.scheduling().wallClock(), kind, name);
   }
 
   /** A hook cannot be called (its Secret is missing, say): once per problem, a Warning on the controller. */

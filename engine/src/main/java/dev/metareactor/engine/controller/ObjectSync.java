@@ -194,6 +194,11 @@ public final class ObjectSync<K extends SyncKey> {
         .defaultIfEmpty(Optional.empty());
   }
 
+  /** The request's and answer's field names of the kind. */
+  public Shape shape() {
+    return shape;
+  }
+
   /** The object {@code key} names as cached, responsible or not (for the Event of a failed sync). */
   public Optional<KubeObject> cached(K key) {
     return kind.resourceOf(key).flatMap(type -> type.informer().get(key.namespace(), key.name()));
@@ -300,9 +305,15 @@ public final class ObjectSync<K extends SyncKey> {
             }
 
             private Mono<HookCall.Reply> exchange(ObjectNode request, HookCaller.RootObject about) {
-              Mono<HookCall.Reply> reply = invoke(request, hook, about);
-              return hook.shadow() == null ? reply
-                  : reply.doOnNext(answer -> exchanges.add(new Shadow.Exchange(request, about, answer)));
+              return Mono.deferContextual(context -> {
+                SyncRecord record = SyncRecord.of(context);
+                Mono<HookCall.Reply> reply = invoke(request, hook, about);
+                if (record != null) {
+                  reply = reply.doOnNext(answer -> record.exchange(request, answer.body()));
+                }
+                return hook.shadow() == null ? reply
+                    : reply.doOnNext(answer -> exchanges.add(new Shadow.Exchange(request, about, answer)));
+              });
             }
 
             @Override

@@ -138,24 +138,38 @@ public final class Shadow {
   }
 
   /**
-   * The first difference between the real answers and the shadow's, or {@code ""} when they agree.
+   * The first difference between the real answers and the shadow's, or {@code ""} when they agree: checked by
+   * {@code check} when given (with the real answer as it checked it), else as the hooks gave them
+   * ({@code metareactor replay} too).
    *
    * @throws dev.metareactor.engine.hook.HookResponseException when the checks refuse the shadow's answer
    */
-  static String difference(List<Exchange> real, List<HookCall.Reply> shadow, Plan.@Nullable Check check,
-      Answer.Checked realChecked, Set<String> kindFields) {
-    if (check != null && real.size() == 1) {
+  public static String difference(List<Exchange> real, List<HookCall.Reply> shadow, Plan.@Nullable Check check,
+      Answer.@Nullable Checked realChecked, Set<String> kindFields) {
+    return difference(real, shadow, check, realChecked, kindFields, SHADOW);
+  }
+
+  /** The names the two sides of a difference are given: {@code real} and {@code shadow}, or a replay's. */
+  public record Sides(String first, String second) {}
+
+  /** A shadow's sides. */
+  public static final Sides SHADOW = new Sides("real", "shadow");
+
+  /** The same, the two sides named {@code sides}. */
+  public static String difference(List<Exchange> real, List<HookCall.Reply> shadow, Plan.@Nullable Check check,
+      Answer.@Nullable Checked realChecked, Set<String> kindFields, Sides sides) {
+    if (check != null && realChecked != null && real.size() == 1) {
       HookCall.Reply reply = shadow.get(0);
       Answer checked = check.check(reply.response(), reply.body());
-      String objects = firstDifference(byName(realChecked.answer().desired()), byName(checked.desired()));
-      return objects.isEmpty() ? answerDifference(real.get(0).reply(), reply, kindFields) : objects;
+      String objects = firstDifference(byName(realChecked.answer().desired()), byName(checked.desired()), sides);
+      return objects.isEmpty() ? answerDifference(real.get(0).reply(), reply, kindFields, sides) : objects;
     }
     for (int i = 0; i < real.size(); i++) {
       HookCall.Reply realReply = real.get(i).reply();
       HookCall.Reply shadowReply = shadow.get(i);
       String objects = firstDifference(byName(realReply.response().children()),
-          byName(shadowReply.response().children()));
-      String found = objects.isEmpty() ? answerDifference(realReply, shadowReply, kindFields) : objects;
+          byName(shadowReply.response().children()), sides);
+      String found = objects.isEmpty() ? answerDifference(realReply, shadowReply, kindFields, sides) : objects;
       if (!found.isEmpty()) {
         return real.size() == 1 ? found : "call " + (i + 1) + " of " + real.size() + ": " + found;
       }
@@ -164,25 +178,27 @@ public final class Shadow {
   }
 
   /** Status, the kind's own fields, {@code finalized} and {@code resyncAfterSeconds}. */
-  private static String answerDifference(HookCall.Reply real, HookCall.Reply shadow, Set<String> kindFields) {
+  private static String answerDifference(HookCall.Reply real, HookCall.Reply shadow, Set<String> kindFields,
+      Sides sides) {
     SyncResponse realResponse = real.response();
     SyncResponse shadowResponse = shadow.response();
-    String status = path("status", realResponse.status(), shadowResponse.status());
+    String status = path("status", realResponse.status(), shadowResponse.status(), sides);
     if (!status.isEmpty()) {
       return status;
     }
     for (String field : kindFields) {
-      String own = path(field, real.body().get(field), shadow.body().get(field));
+      String own = path(field, real.body().get(field), shadow.body().get(field), sides);
       if (!own.isEmpty()) {
         return own;
       }
     }
     if (realResponse.finalized() != shadowResponse.finalized()) {
-      return "finalized: " + realResponse.finalized() + " (real) vs " + shadowResponse.finalized() + " (shadow)";
+      return "finalized: " + realResponse.finalized() + " (" + sides.first() + ") vs " + shadowResponse.finalized()
+          + " (" + sides.second() + ")";
     }
     if (!Objects.equals(realResponse.resyncAfter(), shadowResponse.resyncAfter())) {
-      return "resyncAfterSeconds: " + realResponse.resyncAfter() + " (real) vs " + shadowResponse.resyncAfter()
-          + " (shadow)";
+      return "resyncAfterSeconds: " + realResponse.resyncAfter() + " (" + sides.first() + ") vs "
+          + shadowResponse.resyncAfter() + " (" + sides.second() + ")";
     }
     return "";
   }
@@ -199,34 +215,34 @@ public final class Shadow {
     return named;
   }
 
-  private static String firstDifference(Map<String, JsonNode> real, Map<String, JsonNode> shadow) {
+  private static String firstDifference(Map<String, JsonNode> real, Map<String, JsonNode> shadow, Sides sides) {
     for (Map.Entry<String, JsonNode> object : real.entrySet()) {
       JsonNode other = shadow.get(object.getKey());
       if (other == null) {
-        return object.getKey() + ": in the real answer, not in the shadow's";
+        return object.getKey() + ": in the " + sides.first() + " answer, not in the " + sides.second() + " one";
       }
-      String differs = path(object.getKey(), object.getValue(), other);
+      String differs = path(object.getKey(), object.getValue(), other, sides);
       if (!differs.isEmpty()) {
         return differs;
       }
     }
     for (String name : shadow.keySet()) {
       if (!real.containsKey(name)) {
-        return name + ": in the shadow's answer, not in the real one";
+        return name + ": in the " + sides.second() + " answer, not in the " + sides.first() + " one";
       }
     }
     return "";
   }
 
   /** {@code what} at its first differing field: {@code <what> .data.value: "a" (real) vs "b" (shadow)}. */
-  private static String path(String what, @Nullable JsonNode real, @Nullable JsonNode shadow) {
+  private static String path(String what, @Nullable JsonNode real, @Nullable JsonNode shadow, Sides sides) {
     List<String> at = new ArrayList<>();
     JsonNode[] pair = firstDifferent(real, shadow, at);
     if (pair == null) {
       return "";
     }
-    return what + (at.isEmpty() ? "" : " ." + String.join(".", at)) + ": " + text(pair[0]) + " (real) vs "
-        + text(pair[1]) + " (shadow)";
+    return what + (at.isEmpty() ? "" : " ." + String.join(".", at)) + ": " + text(pair[0]) + " (" + sides.first()
+        + ") vs " + text(pair[1]) + " (" + sides.second() + ")";
   }
 
   private static JsonNode @Nullable [] firstDifferent(@Nullable JsonNode real, @Nullable JsonNode shadow,

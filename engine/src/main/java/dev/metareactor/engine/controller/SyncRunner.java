@@ -10,6 +10,9 @@ import dev.metareactor.http.AnswerScope;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.spi.LoggingEventBuilder;
 import reactor.core.publisher.Mono;
@@ -36,6 +39,7 @@ final class SyncRunner<K extends SyncKey> {
   private final SyncMetrics metrics;
   private final WriteFence fence;
   private final EventRecorder events;
+  private final @Nullable SyncRecorder recorder;
   /** Whether the last sync was refused by the {@link WriteFence} (logged at info once, not for every key). */
   private final AtomicBoolean fenced = new AtomicBoolean();
 
@@ -46,6 +50,13 @@ final class SyncRunner<K extends SyncKey> {
    */
   SyncRunner(Logger log, String kind, String name, ObjectSync<K> sync, SyncMetrics metrics, WriteFence fence,
       EventRecorder events) {
+    this(log, kind, name, sync, metrics, fence, events, null);
+  }
+
+  /** @param recorder records each run ({@code --record-syncs}), or {@code null} */
+  SyncRunner(Logger log, String kind, String name, ObjectSync<K> sync, SyncMetrics metrics, WriteFence fence,
+      EventRecorder events, @Nullable SyncRecorder recorder) {
+    this.recorder = recorder;
     this.log = Objects.requireNonNull(log, "log");
     this.kind = Objects.requireNonNull(kind, "kind");
     this.name = Objects.requireNonNull(name, "name");
@@ -57,6 +68,21 @@ final class SyncRunner<K extends SyncKey> {
 
   /** One run of {@code key}; whatever happens ends in an outcome for the queue. */
   Mono<Outcome> run(K key) {
+    SyncRecorder recording = recorder;
+    if (recording == null) {
+      return run(key, error -> { });
+    }
+    return Mono.defer(() -> {
+      SyncRecord record = new SyncRecord();
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      return run(key, failure::set)
+          .doOnNext(outcome -> recording.save(key, record, outcome, failure.get(), sync.shape().ownedField(),
+              sync.shape().otherAnswerFields()))
+          .contextWrite(SyncRecord.context(record));
+    });
+  }
+
+  private Mono<Outcome> run(K key, Consumer<Throwable> failed) {
     long run = SYNC_RUNS.incrementAndGet();
     long start = metrics.started();
     // The hook answers of the run count against the hook client's memory budget until it ends: it holds them.
@@ -67,6 +93,7 @@ final class SyncRunner<K extends SyncKey> {
           return refusal != null ? Mono.error(new WriteFence.Refused("hook call", refusal)) : sync.sync(key);
         }))
         .map(resyncAfter -> resyncAfter.map(Outcome::resyncAfter).orElseGet(Outcome::success))
+        .doOnError(failed)
         .doOnNext(outcome -> fenced.set(false))
         .onErrorResume(WriteFence.Refused::in, e -> {
           // Said once until a sync goes through again; each key is retried after its backoff meanwhile.

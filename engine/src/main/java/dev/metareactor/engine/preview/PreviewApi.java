@@ -5,6 +5,7 @@ import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.ApiWriter;
+import dev.metareactor.engine.kube.ForwardingObjectApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
@@ -34,11 +35,10 @@ import tools.jackson.databind.node.ObjectNode;
  * <p>The dry run's answer is what the sync goes on with, so the rest of the sync (a status computed from what was
  * written, a child's create refused with 409) runs as it would for real.
  */
-public final class PreviewApi implements ObjectApi {
+public final class PreviewApi extends ForwardingObjectApi {
 
   private static final Object ABOUT = new Object();
 
-  private final ObjectApi reads;
   private final ObjectApi dryRuns;
   private final AtomicLong sequence = new AtomicLong();
   private final Queue<PlannedWrite> writes = new ConcurrentLinkedQueue<>();
@@ -52,7 +52,7 @@ public final class PreviewApi implements ObjectApi {
    * @param dryRuns what writes go to: a writer whose every write is a dry run
    */
   public PreviewApi(ObjectApi reads, ObjectApi dryRuns) {
-    this.reads = Objects.requireNonNull(reads, "reads");
+    super(reads);
     this.dryRuns = Objects.requireNonNull(dryRuns, "dryRuns");
   }
 
@@ -71,20 +71,8 @@ public final class PreviewApi implements ObjectApi {
     return List.copyOf(events);
   }
 
-  @Override
-  public Mono<KubeObject> get(ApiResource resource, String namespace, String name) {
-    return reads.get(resource, namespace, name);
-  }
 
-  @Override
-  public Mono<List<KubeObject>> list(ApiResource resource, String labelSelector, boolean metadataOnly) {
-    return reads.list(resource, labelSelector, metadataOnly);
-  }
 
-  @Override
-  public Mono<ObjectNode> getTree(ApiResource resource, String namespace, String name) {
-    return reads.getTree(resource, namespace, name);
-  }
 
   @Override
   public Mono<Written> apply(ApiResource resource, ObjectNode configuration, String fieldManager, boolean dryRun) {
@@ -176,7 +164,7 @@ public final class PreviewApi implements ObjectApi {
 
   /** The object as it is now, or empty when there is none. */
   private Mono<Optional<ObjectNode>> current(ApiResource resource, String namespace, String name) {
-    return reads.getTree(resource, namespace, name)
+    return getTree(resource, namespace, name)
         .map(Optional::of)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.just(Optional.empty()));
   }

@@ -4,6 +4,7 @@ import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.ListenAddress;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.Scheduling;
+import dev.metareactor.engine.controller.SyncRecordingApi;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.controller.decorator.DecoratorController;
 import dev.metareactor.engine.controller.map.MapController;
@@ -21,6 +22,7 @@ import dev.metareactor.engine.kube.ApiServerCheck;
 import dev.metareactor.engine.kube.ApiWriter;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeConfig;
+import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.selector.LabelSelector;
 import dev.metareactor.engine.shard.Membership;
@@ -165,7 +167,9 @@ public final class Engine implements AutoCloseable {
     }
     WriteFence fence = writeFence();
     kube.fenceWrites(fence);
-    ControllerContext context = new ControllerContext(options, discovery, informers, api, events, hookClient,
+    // With --record-syncs, the writes of a recorded sync are added to its record.
+    ObjectApi writes = options.recording().dir().isPresent() ? new SyncRecordingApi(api) : api;
+    ControllerContext context = new ControllerContext(options, discovery, informers, writes, events, hookClient,
         meters, scheduling, sharding, fence);
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
     this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),

@@ -62,7 +62,7 @@ class ShadowTest {
         "{\"children\": [" + CHILD.formatted("y") + "]}", KEEP))
         .isEqualTo("v1 ConfigMap ns/a .data.value: \"x\" (real) vs \"y\" (shadow)");
     assertThat(difference("{\"children\": [" + CHILD.formatted("x") + "]}", "{\"children\": []}", KEEP))
-        .isEqualTo("v1 ConfigMap ns/a: in the real answer, not in the shadow's");
+        .isEqualTo("v1 ConfigMap ns/a: in the real answer, not in the shadow one");
     assertThat(difference("{\"children\": [], \"status\": {\"n\": 1}}", "{\"children\": [], \"status\": {\"n\": 2}}",
         KEEP)).isEqualTo("status .n: 1 (real) vs 2 (shadow)");
     assertThat(difference("{\"children\": [], \"labels\": {\"a\": \"1\"}}", "{\"children\": []}", KEEP))

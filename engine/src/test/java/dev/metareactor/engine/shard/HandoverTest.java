@@ -9,6 +9,7 @@ import dev.metareactor.engine.controller.composite.CompositeSyncFixture;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.ForwardingObjectApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
@@ -104,7 +105,7 @@ class HandoverTest {
     RecordingApi recorded = new RecordingApi().holding(PARENTS, parent).holding(CONFIG_MAPS, child);
     AtomicBoolean conflictOnce = new AtomicBoolean(true);
     List<JsonNode> parentPatches = new CopyOnWriteArrayList<>();
-    ObjectApi api = new ForwardingApi(recorded) {
+    ObjectApi api = new ForwardingObjectApi(recorded) {
       @Override
       public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, JsonNode body) {
         if (resource.equals(PARENTS)) {
@@ -170,70 +171,5 @@ class HandoverTest {
     assertThat(requests.get(0).path("children").path("ConfigMap.v1").path("child").path("metadata")
         .path("resourceVersion").asString()).as("the hook is shown the child that moved").isEqualTo("20");
     assertThat(fixture.api().actions()).extracting(RecordingApi.Action::verb).doesNotContain("create");
-  }
-
-  /** An {@link ObjectApi} that passes every request on; a test overrides what it changes. */
-  private static class ForwardingApi implements ObjectApi {
-    private final ObjectApi delegate;
-
-    ForwardingApi(ObjectApi delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public Mono<KubeObject> get(ApiResource resource, String namespace, String name) {
-      return delegate.get(resource, namespace, name);
-    }
-
-    @Override
-    public Mono<List<KubeObject>> list(ApiResource resource, String labelSelector, boolean metadataOnly) {
-      return delegate.list(resource, labelSelector, metadataOnly);
-    }
-
-    @Override
-    public Mono<ObjectNode> getTree(ApiResource resource, String namespace, String name) {
-      return delegate.getTree(resource, namespace, name);
-    }
-
-    @Override
-    public Mono<Written> apply(ApiResource resource, ObjectNode configuration, String fieldManager, boolean dryRun) {
-      return delegate.apply(resource, configuration, fieldManager, dryRun);
-    }
-
-    @Override
-    public Mono<Written> applyCreate(ApiResource resource, ObjectNode configuration, String fieldManager) {
-      return delegate.applyCreate(resource, configuration, fieldManager);
-    }
-
-    @Override
-    public Mono<Written> create(ApiResource resource, ObjectNode object) {
-      return delegate.create(resource, object);
-    }
-
-    @Override
-    public Mono<Written> update(ApiResource resource, ObjectNode object) {
-      return delegate.update(resource, object);
-    }
-
-    @Override
-    public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type, JsonNode body) {
-      return delegate.patch(resource, namespace, name, type, body);
-    }
-
-    @Override
-    public Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type,
-        JsonNode body) {
-      return delegate.patchStatus(resource, namespace, name, type, body);
-    }
-
-    @Override
-    public Mono<Void> delete(ApiResource resource, String namespace, String name, String uid) {
-      return delegate.delete(resource, namespace, name, uid);
-    }
-
-    @Override
-    public Mono<Void> deleteAt(ApiResource resource, String namespace, String name, String resourceVersion) {
-      return delegate.deleteAt(resource, namespace, name, resourceVersion);
-    }
   }
 }

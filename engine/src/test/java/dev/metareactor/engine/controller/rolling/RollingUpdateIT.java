@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.engine.cli.PreviewCommand;
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
@@ -17,6 +18,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.micrometer.core.instrument.Counter;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -273,6 +276,36 @@ class RollingUpdateIT {
         .isEqualTo("latest ControllerRevision: " + revisionNames().get(0));
     assertThat(memberWrites("update") - updatesBefore).as("each member written once, none rewritten")
         .isEqualTo(REPLICAS);
+  }
+
+  /**
+   * {@code metareactor preview} halfway through a rollout, with the engine stopped: it shows the step the engine
+   * would take next — the next member moved to the new image, none after it — and writes nothing.
+   */
+  @Test
+  void aPreviewHalfwayThroughARolloutShowsTheNextStepAndWritesNothing() {
+    String controller = "roll-peek-" + UUID.randomUUID().toString().substring(0, 6);
+    engine.createController(controllerYaml(controller, "RollingInPlace", ""));
+    converged("peek", "a");
+    setImage("peek", "b");
+    await().atMost(TIMEOUT).until(() -> waitingOn("peek", member("peek", 0), "hasn't observed latest spec"));
+    engine.close();
+    markReady(member("peek", 0));
+
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit = PreviewCommand.execute(new String[] {"--kubeconfig", cluster.kubeconfig().toString(),
+        "--controller", "compositecontroller/" + controller, "--parent", cluster.namespace() + "/peek", "-o", "json"},
+        new PrintWriter(out, true), new PrintWriter(err, true));
+
+    assertThat(exit).as("the next step would be written; stderr: %s", err).isEqualTo(1);
+    JsonNode writes = KubeJson.mapper().readTree(out.toString()).path("parents").get(0).path("writes");
+    List<String> moved = writes.valueStream().filter(write -> write.path("kind").asString().equals(members.kind()))
+        .map(write -> write.path("verb").asString() + " " + write.path("name").asString() + " "
+            + write.path("diff").path("spec").path("image").asString(""))
+        .toList();
+    assertThat(moved).as("the next member moved, none after it: %s", out).containsExactly("update peek-1 b");
+    assertThat(images("peek")).as("nothing written").isEqualTo(firstMoved(1, "b", "a"));
   }
 
   @Test

@@ -1,0 +1,206 @@
+package dev.metareactor.engine.controller;
+
+import dev.metareactor.engine.api.ShadowAnnotations;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.queue.Outcome;
+import dev.metareactor.http.HookEndpoint;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Records a controller's syncs ({@code --record-syncs DIR} and {@code metareactor.dev/record-syncs: "true"}): one JSON
+ * file per sync under {@code DIR/<kind>-<name>/}, named by time so that a listing is in order, holding what
+ * {@code metareactor replay} needs to ask a hook the same again and compare:
+ *
+ * <pre>{@code
+ * {"format": "metareactor.dev/sync-record/v1", "controller": {"kind", "name"}, "owned": "children",
+ *  "kindFields": ["labels", ...], "object": {"namespace", "name", "about"}, "time", "result", "error",
+ *  "exchanges": [{"request", "answer"}], "writes": [{"verb", "apiVersion", "resource", "namespace", "name", "result"}]}
+ * }</pre>
+ *
+ * <p>Redacted before anything is written: the values of every Secret's {@code data} and {@code stringData}, the user
+ * info, query and fragment of every {@code url} and shadow hook URL (a hook's credentials), and the controller object's
+ * {@code last-applied-configuration} annotation and {@code managedFields}. Files are written off the sync, on the
+ * blocking scheduler; the directory holds at most {@code maxBytes}, the oldest files removed first. A file that cannot
+ * be written is logged and skipped: recording never fails a sync.
+ */
+public final class SyncRecorder {
+
+  /** The format of a record, its first field. */
+  public static final String FORMAT = "metareactor.dev/sync-record/v1";
+  /** What a redacted value is replaced with. */
+  public static final String REDACTED = "<redacted>";
+  private static final Logger LOG = LoggerFactory.getLogger(SyncRecorder.class);
+  private static final AtomicLong SEQUENCE = new AtomicLong();
+
+  private final Path dir;
+  private final long maxBytes;
+  private final Scheduler blocking;
+  private final Clock clock;
+  private final String kind;
+  private final String name;
+  /** The files written, oldest first, with their sizes; and their total. */
+  private final Deque<Map.Entry<Path, Long>> files = new ArrayDeque<>();
+  private long total;
+
+  /**
+   * @param root {@code --record-syncs}' directory; this controller's files go to {@code <kind>-<name>} under it
+   * @param maxBytes what the controller's directory may hold
+   */
+  public SyncRecorder(Path root, long maxBytes, Scheduler blocking, Clock clock, String kind, String name) {
+    this.dir = root.resolve(kind.toLowerCase(Locale.ROOT) + "-" + name);
+    this.maxBytes = maxBytes;
+    this.blocking = Objects.requireNonNull(blocking, "blocking");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.kind = kind;
+    this.name = name;
+    try {
+      Files.createDirectories(dir);
+      try (Stream<Path> existing = Files.list(dir)) {
+        existing.filter(file -> file.getFileName().toString().endsWith(".json")).sorted()
+            .forEach(file -> remember(file, sizeOf(file)));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot record syncs in " + dir, e);
+    }
+  }
+
+  /**
+   * Writes the record of one sync, in the background.
+   *
+   * @param owned the answer's field of owned objects ({@code children}, {@code attachments}, {@code outputs})
+   * @param kindFields the kind's own answer fields
+   */
+  public void save(SyncKey key, SyncRecord record, Outcome outcome, @Nullable Throwable error, String owned,
+      Set<String> kindFields) {
+    if (record.exchanges().isEmpty() && record.writes().isEmpty()) {
+      return; // nothing asked, nothing written: a parent that moved, a sync the fence stopped
+    }
+    Instant now = clock.instant();
+    ObjectNode tree = KubeJson.nodes().objectNode().put("format", FORMAT);
+    tree.putObject("controller").put("kind", kind).put("name", name);
+    tree.put("owned", owned);
+    ArrayNode fields = tree.putArray("kindFields");
+    kindFields.forEach(fields::add);
+    tree.putObject("object").put("namespace", key.namespace()).put("name", key.name()).put("about", key.about());
+    tree.put("time", now.toString());
+    tree.put("result", outcome.kind().name().toLowerCase(Locale.ROOT));
+    if (error != null) {
+      tree.put("error", String.valueOf(error.getMessage()));
+    }
+    ArrayNode exchanges = tree.putArray("exchanges");
+    for (SyncRecord.Exchange exchange : record.exchanges()) {
+      exchanges.addObject().set("request", redacted(exchange.request()));
+      ((ObjectNode) exchanges.get(exchanges.size() - 1)).set("answer", redacted(exchange.answer()));
+    }
+    ArrayNode writes = tree.putArray("writes");
+    for (SyncRecord.Write write : record.writes()) {
+      writes.addObject().put("verb", write.verb())
+          .put("apiVersion", write.resource().group().isEmpty() ? write.resource().version()
+              : write.resource().group() + "/" + write.resource().version())
+          .put("resource", write.resource().resource()).put("namespace", write.namespace())
+          .put("name", write.name()).put("result", write.result());
+    }
+    String file = now.toString().replace(':', '-') + "-" + String.format("%06d", SEQUENCE.incrementAndGet() % 1_000_000)
+        + "-" + (key.namespace().isEmpty() ? "" : key.namespace() + "_") + key.name() + ".json";
+    Mono.fromRunnable(() -> write(dir.resolve(file), KubeJson.bytes(tree)))
+        .subscribeOn(blocking)
+        .subscribe(null, failure -> LOG.warn("{} {}: cannot record a sync of {} in {}: {}", kind, name, key, dir,
+            failure.getMessage()));
+  }
+
+  private synchronized void write(Path file, byte[] bytes) {
+    try {
+      Path partial = file.resolveSibling(file.getFileName() + ".partial");
+      Files.write(partial, bytes);
+      Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE);
+      remember(file, bytes.length);
+      while (total > maxBytes && files.size() > 1) {
+        Map.Entry<Path, Long> oldest = files.removeFirst();
+        total -= oldest.getValue();
+        Files.deleteIfExists(oldest.getKey());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private void remember(Path file, long size) {
+    files.addLast(Map.entry(file, size));
+    total += size;
+  }
+
+  private static long sizeOf(Path file) {
+    try {
+      return Files.size(file);
+    } catch (IOException e) {
+      return 0;
+    }
+  }
+
+  /**
+   * A copy of {@code tree} without secrets: every Secret's {@code data} and {@code stringData} values, every
+   * {@code url}'s user info, query and fragment, the {@code last-applied-configuration} annotation and
+   * {@code managedFields}.
+   */
+  public static JsonNode redacted(JsonNode tree) {
+    JsonNode copy = tree.deepCopy();
+    redact(copy);
+    return copy;
+  }
+
+  private static void redact(JsonNode node) {
+    if (node instanceof ObjectNode object) {
+      if ("Secret".equals(object.path("kind").asString("")) && object.path("apiVersion").asString("").equals("v1")) {
+        for (String field : List.of("data", "stringData")) {
+          if (object.get(field) instanceof ObjectNode values) {
+            List.copyOf(values.propertyNames()).forEach(key -> values.put(key, REDACTED));
+          }
+        }
+      }
+      if (object.get("metadata") instanceof ObjectNode metadata) {
+        metadata.remove("managedFields");
+        if (metadata.get("annotations") instanceof ObjectNode annotations) {
+          annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+          for (String key : List.copyOf(annotations.propertyNames())) {
+            if (key.startsWith(ShadowAnnotations.PREFIX) && annotations.get(key).isString()) {
+              annotations.put(key, HookEndpoint.redact(annotations.get(key).asString()));
+            }
+          }
+        }
+      }
+      for (String field : List.copyOf(object.propertyNames())) {
+        JsonNode value = object.get(field);
+        if (field.equals("url") && value.isString()) {
+          object.put(field, HookEndpoint.redact(value.asString()));
+        } else {
+          redact(value);
+        }
+      }
+    } else if (node instanceof ArrayNode array) {
+      array.forEach(SyncRecorder::redact);
+    }
+  }
+}
