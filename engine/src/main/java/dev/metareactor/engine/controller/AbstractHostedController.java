@@ -24,6 +24,7 @@ import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
 import dev.metareactor.engine.shard.ShardParticipant;
 import dev.metareactor.engine.shard.ShardedController;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -331,8 +332,15 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     if (recording.dir().isEmpty() || !RecordSyncsAnnotation.enabled(controllerObject.annotations())) {
       return null;
     }
-    return new SyncRecorder(recording.dir().get(), recording.maxBytesPerController(), context.scheduling().blocking(),
-        context.scheduling().wallClock(), kind, name);
+    try {
+      return new SyncRecorder(recording.dir().get(), recording.maxBytesPerController(),
+          context.scheduling().blocking(), context.scheduling().wallClock(), kind, name);
+    } catch (UncheckedIOException e) {
+      // Recording never stops syncing: the controller runs unrecorded, and says why once.
+      reportHookProblem("cannot record syncs: " + e.getMessage()
+          + (e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")"));
+      return null;
+    }
   }
 
   /** A hook cannot be called (its Secret is missing, say): once per problem, a Warning on the controller. */

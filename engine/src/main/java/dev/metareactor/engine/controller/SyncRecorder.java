@@ -40,9 +40,11 @@ import tools.jackson.databind.node.ObjectNode;
  *  "exchanges": [{"request", "answer"}], "writes": [{"verb", "apiVersion", "resource", "namespace", "name", "result"}]}
  * }</pre>
  *
- * <p>Redacted before anything is written: the values of every Secret's {@code data} and {@code stringData}, the user
- * info, query and fragment of every {@code url} and shadow hook URL (a hook's credentials), and the controller object's
- * {@code last-applied-configuration} annotation and {@code managedFields}. Files are written off the sync, on the
+ * <p>Redacted before anything is written: the values of every Secret's {@code data} and {@code stringData} (the
+ * observed ones too, which a request carries as raw JSON), the user info, query and fragment of every {@code url},
+ * shadow hook URL and service hook {@code path} (a hook's credentials), and every object's {@code managedFields} and
+ * {@code last-applied-configuration} annotations (kubectl's and dynamic apply's hold whole objects, a Secret's data
+ * too). Files are written off the sync, on the
  * blocking scheduler; the directory holds at most {@code maxBytes}, the oldest files removed first. A file that cannot
  * be written is logged and skipped: recording never fails a sync.
  */
@@ -123,8 +125,9 @@ public final class SyncRecorder {
           .put("resource", write.resource().resource()).put("namespace", write.namespace())
           .put("name", write.name()).put("result", write.result());
     }
-    String file = now.toString().replace(':', '-') + "-" + String.format("%06d", SEQUENCE.incrementAndGet() % 1_000_000)
-        + "-" + (key.namespace().isEmpty() ? "" : key.namespace() + "_") + key.name() + ".json";
+    // Fixed width, so that the names sort as the syncs were recorded (an Instant's fraction varies in length).
+    String file = String.format(Locale.ROOT, "%013d-%06d-", now.toEpochMilli(), SEQUENCE.incrementAndGet() % 1_000_000)
+        + (key.namespace().isEmpty() ? "" : key.namespace() + "_") + key.name() + ".json";
     Mono.fromRunnable(() -> write(dir.resolve(file), KubeJson.bytes(tree)))
         .subscribeOn(blocking)
         .subscribe(null, failure -> LOG.warn("{} {}: cannot record a sync of {} in {}: {}", kind, name, key, dir,
@@ -162,11 +165,13 @@ public final class SyncRecorder {
 
   /**
    * A copy of {@code tree} without secrets: every Secret's {@code data} and {@code stringData} values, every
-   * {@code url}'s user info, query and fragment, the {@code last-applied-configuration} annotation and
-   * {@code managedFields}.
+   * {@code url}'s user info, query and fragment, every object's {@code managedFields} and its
+   * {@code last-applied-configuration} annotations (which hold whole objects).
    */
   public static JsonNode redacted(JsonNode tree) {
-    JsonNode copy = tree.deepCopy();
+    // Read back from its bytes rather than copied: a request carries observed objects as raw JSON values, which a
+    // copy keeps opaque and a walk of the tree would not see into.
+    JsonNode copy = KubeJson.mapper().readTree(KubeJson.bytes(tree));
     redact(copy);
     return copy;
   }
@@ -183,7 +188,9 @@ public final class SyncRecorder {
       if (object.get("metadata") instanceof ObjectNode metadata) {
         metadata.remove("managedFields");
         if (metadata.get("annotations") instanceof ObjectNode annotations) {
+          // Both hold a whole object as it was applied, a Secret's data too.
           annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+          annotations.remove("metacontroller.k8s.io/last-applied-configuration");
           for (String key : List.copyOf(annotations.propertyNames())) {
             if (key.startsWith(ShadowAnnotations.PREFIX) && annotations.get(key).isString()) {
               annotations.put(key, HookEndpoint.redact(annotations.get(key).asString()));
@@ -195,6 +202,9 @@ public final class SyncRecorder {
         JsonNode value = object.get(field);
         if (field.equals("url") && value.isString()) {
           object.put(field, HookEndpoint.redact(value.asString()));
+        } else if (field.equals("path") && value.isString() && object.has("service")) {
+          // A service hook's path may carry a query, as a URL may.
+          object.put(field, value.asString().replaceFirst("[?#].*", ""));
         } else {
           redact(value);
         }

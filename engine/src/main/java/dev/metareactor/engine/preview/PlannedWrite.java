@@ -66,6 +66,7 @@ public record PlannedWrite(OneShot.@Nullable Unit about, long sequence, Verb ver
     }
     return switch (verb) {
       case CREATE, DELETE -> true;
+      case REVISION -> after == null || diff != null && !diff.isEmpty(); // deleted, or written
       default -> diff != null && !diff.isEmpty();
     };
   }

@@ -1,5 +1,7 @@
 package dev.metareactor.engine.preview;
 
+import dev.metareactor.engine.api.RecordSyncsAnnotation;
+import dev.metareactor.engine.api.ShadowAnnotations;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.controller.composite.CompositeController;
@@ -90,9 +92,13 @@ public final class Preview {
       return writes.stream().anyMatch(PlannedWrite::changes);
     }
 
-    /** Whether the sync failed (its error is the {@code SyncError} Event among {@link #events}). */
+    /**
+     * Whether the sync did not get to the end: it failed (its error is the {@code SyncError} Event among
+     * {@link #events}), or the hook asked to be called again later (429 or 503 with {@code Retry-After}), so what it
+     * would write is not known.
+     */
     public boolean failed() {
-      return outcome.kind() == Outcome.Kind.FAILED || outcome.kind() == Outcome.Kind.CANCELLED;
+      return outcome.kind() != Outcome.Kind.SUCCESS;
     }
   }
 
@@ -123,8 +129,8 @@ public final class Preview {
     if (!(hooks instanceof ObjectNode hooksObject) || !hooks.has(hook)) {
       throw new IllegalArgumentException("--hook-url: the controller has no spec.hooks." + hook + " to replace");
     }
-    ObjectNode replaced = hooksObject.putObject(hook);
     JsonNode version = hooks.path(hook).path("version");
+    ObjectNode replaced = hooksObject.putObject(hook);
     if (!version.isMissingNode()) {
       replaced.set("version", version);
     }
@@ -168,8 +174,8 @@ public final class Preview {
                   + kind.apiVersion() + ": are Metacontroller's CRDs installed?")), "",
               Objects.requireNonNull(request.name()))
           .block(request.timeout());
-      KubeObject controllerObject = KubeObject.of(request.hookUrl() == null ? Objects.requireNonNull(written)
-          : withHookUrl(Objects.requireNonNull(written), request.hookUrl()));
+      KubeObject controllerObject = KubeObject.of(withoutSideEffects(request.hookUrl() == null
+          ? Objects.requireNonNull(written) : withHookUrl(Objects.requireNonNull(written), request.hookUrl())));
       EventRecorder events = new EventRecorder(api, options.eventRate(), scheduling.wallClock(), "preview");
       HostedController controller = kind.factory().create(controllerObject,
           new ControllerContext(options, discovery, informers, api, events, hooks, meters, scheduling));
@@ -217,6 +223,22 @@ public final class Preview {
   }
 
   private record Synced(OneShot.Unit key, @Nullable KubeObject object, Outcome outcome) {}
+
+  /**
+   * {@code controller} without the annotations that would make a preview do more than sync: its shadow hooks (which
+   * would be called for every parent) and its recording.
+   */
+  static ObjectNode withoutSideEffects(ObjectNode controller) {
+    ObjectNode copy = controller.deepCopy();
+    if (copy.path("metadata").get("annotations") instanceof ObjectNode annotations) {
+      for (String key : List.copyOf(annotations.propertyNames())) {
+        if (key.startsWith(ShadowAnnotations.PREFIX) || key.equals(RecordSyncsAnnotation.KEY)) {
+          annotations.remove(key);
+        }
+      }
+    }
+    return copy;
+  }
 
   /** {@code namespace/name}, or {@code name} when cluster-scoped. */
   static String named(OneShot.Unit key) {

@@ -181,7 +181,15 @@ public final class PreviewApi extends ForwardingObjectApi {
       return new PlannedWrite(about, order, isRevision(resource) ? Verb.REVISION : Verb.CREATE, resource, namespace,
           name, null, after, shownAfter, null);
     }
-    ObjectNode diff = MergeDiff.of(Objects.requireNonNull(MergeDiff.comparable(before, false)), shownAfter);
+    ObjectNode was = Objects.requireNonNull(MergeDiff.comparable(before, false));
+    ObjectNode is = shownAfter.deepCopy();
+    if (intended != Verb.STATUS) {
+      // A write of the object leaves its status as it is: what moved there between the read and the dry run (a
+      // Deployment's replicas becoming ready) is not the write's.
+      was.remove("status");
+      is.remove("status");
+    }
+    ObjectNode diff = MergeDiff.of(was, is);
     Verb verb = intended;
     if (isRevision(resource)) {
       verb = Verb.REVISION;

@@ -126,8 +126,11 @@ public final class PreviewReport {
           .append(about(parent.key()).isEmpty() ? "" : " (" + about(parent.key()) + ")").append(style(RESET, color))
           .append(": ");
       long changing = parent.writes().stream().filter(PlannedWrite::changes).count();
-      out.append(parent.failed() ? "sync failed" : changing == 0 ? "no change" : changing + " write"
-          + (changing == 1 ? "" : "s")).append('\n');
+      String how = parent.outcome().kind() == Outcome.Kind.RETRY_AFTER
+          ? "the hook asked to be called later: not previewed"
+          : parent.failed() ? "sync failed"
+          : changing == 0 ? "no change" : changing + " write" + (changing == 1 ? "" : "s");
+      out.append(how).append('\n');
       for (PreviewApi.RecordedEvent event : parent.events()) {
         if (event.type().equals("Warning")) {
           out.append("  ").append(style(RED, color)).append(event.reason()).append(": ").append(event.message())

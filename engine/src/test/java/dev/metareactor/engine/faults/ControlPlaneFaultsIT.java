@@ -29,13 +29,17 @@ class ControlPlaneFaultsIT extends SharedLoadFaultSuite {
   /**
    * A sync that fails while the API server is down is reported as it should be: a SyncError naming the refused
    * connection to the server's address. Its Event is lost while the server is down, but one of a sync that failed
-   * just before the server came back reaches it (a whole run failed so). Those Events, and only those, are the
-   * faults' doing.
+   * just before the server came back reaches it (a whole run failed so). Likewise a write while etcd is stopped: the
+   * API server answers it 500 {@code etcdserver: request timed out} (or its own timeout) once etcd has not answered
+   * it in time, and the SyncError says so (seen in a whole run). Those Events, and only those, are the faults'
+   * doing.
    */
   @BeforeAll
   void excuseTheSyncErrorsOfTheApiServersAbsence() {
     int port = URI.create(load.client.getConfiguration().getMasterUrl()).getPort();
     invariants.excuseSyncErrorsContaining("Connection refused: /127.0.0.1:" + port);
+    invariants.excuseSyncErrorsContaining(": 500 etcdserver: request timed out");
+    invariants.excuseSyncErrorsContaining(": 504 Timeout: request did not complete within requested timeout");
   }
 
   private ControlPlane plane() {

@@ -67,13 +67,15 @@ class GrafanaDashboardIT {
           kind: CompositeController
           metadata:
             name: scraped
+            # A shadow of the same hook: the controller's shadow comparisons are counted.
+            annotations: {metareactor.dev/shadow-sync-url: "%3$s"}
           spec:
             generateSelector: true
-            parentResource: {apiVersion: %s, resource: %s}
+            parentResource: {apiVersion: %1$s, resource: %2$s}
             childResources:
             - {apiVersion: v1, resource: configmaps}
             hooks:
-              sync: {webhook: {url: "%s"}}
+              sync: {webhook: {url: "%3$s"}}
           """.formatted(parents.apiVersion(), parents.plural(), hooks.url("/sync")));
       parents.in(cluster.client()).resource(parents.object(cluster.namespace(), "scraped-0", Map.of())).create();
       await().atMost(TIMEOUT).until(() -> cluster.client().configMaps().withName("scraped-0").get() != null);

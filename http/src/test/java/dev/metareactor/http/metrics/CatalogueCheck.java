@@ -92,9 +92,9 @@ public final class CatalogueCheck {
         .map(Declared::metric).collect(Collectors.toSet());
   }
 
-  /** The Prometheus names {@code metric} may take: its own, or a hook's for any hook type. */
+  /** The Prometheus names {@code metric} may take: its own, or a hook's for any hook type ({@code shadow_sync} too). */
   private static Pattern named(Metric metric) {
     String[] parts = metric.prometheusName().split(Pattern.quote(Metric.HOOK), -1);
-    return Pattern.compile(List.of(parts).stream().map(Pattern::quote).collect(Collectors.joining("[a-z][a-z0-9]*")));
+    return Pattern.compile(List.of(parts).stream().map(Pattern::quote).collect(Collectors.joining("[a-z][a-z0-9_]*")));
   }
 }
