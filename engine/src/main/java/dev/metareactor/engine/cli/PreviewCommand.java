@@ -12,7 +12,6 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -181,11 +180,9 @@ public final class PreviewCommand implements Callable<Integer> {
 
   /** The engine's own flags for what the preview builds: the engine parses and checks them as it would. */
   private String[] engineFlags() {
-    List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + kubeconfig, "--apply-strategy=" + applyStrategy,
+    return new String[] {"--kubeconfig=" + kubeconfig, "--apply-strategy=" + applyStrategy,
         "--apply-strategy-ssa-field-manager=" + fieldManager, "--client-go-qps=" + qps, "--client-go-burst=" + burst,
-        "--workers=" + concurrency, "--metrics-address=0",
-        "--health-probe-bind-address=0"));
-    return flags.toArray(String[]::new);
+        "--workers=" + concurrency, "--metrics-address=0", "--health-probe-bind-address=0"};
   }
 
   private static boolean isTerminal() {

@@ -301,8 +301,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         holdings.untilStop(metrics::close);
         ObjectSync<K> wired;
         try (Wiring<K> wiring = new Wiring<>(kind, name, controllerJson, context, hookConfigs, shadowConfigs,
-            materials, shard,
-            finalizers, applier, metrics, workerCount, made::add, log, holdings)) {
+            materials, shard, finalizers, applier, metrics, workerCount, made::add, log, holdings)) {
           wired = wire(wiring, resources);
         }
         sync = wired;

@@ -101,6 +101,20 @@ public final class SyncRecorder {
       return; // nothing asked, nothing written: a parent that moved, a sync the fence stopped
     }
     Instant now = clock.instant();
+    // Fixed width, so that the names sort as the syncs were recorded (an Instant's fraction varies in length).
+    String file = String.format(Locale.ROOT, "%013d-%06d-", now.toEpochMilli(), SEQUENCE.incrementAndGet() % 1_000_000)
+        + (key.namespace().isEmpty() ? "" : key.namespace() + "_") + key.name() + ".json";
+    // The record is built, redacted and written on the blocking scheduler: the sync may end on an event loop, and
+    // redaction reads every request whole again.
+    Mono.fromRunnable(() -> write(dir.resolve(file), KubeJson.bytes(tree(key, record, outcome, error, owned,
+            kindFields, now))))
+        .subscribeOn(blocking)
+        .subscribe(null, failure -> LOG.warn("{} {}: cannot record a sync of {} in {}: {}", kind, name, key, dir,
+            failure.getMessage()));
+  }
+
+  private ObjectNode tree(SyncKey key, SyncRecord record, Outcome outcome, @Nullable Throwable error, String owned,
+      Set<String> kindFields, Instant now) {
     ObjectNode tree = KubeJson.nodes().objectNode().put("format", FORMAT);
     tree.putObject("controller").put("kind", kind).put("name", name);
     tree.put("owned", owned);
@@ -114,8 +128,9 @@ public final class SyncRecorder {
     }
     ArrayNode exchanges = tree.putArray("exchanges");
     for (SyncRecord.Exchange exchange : record.exchanges()) {
-      exchanges.addObject().set("request", redacted(exchange.request()));
-      ((ObjectNode) exchanges.get(exchanges.size() - 1)).set("answer", redacted(exchange.answer()));
+      ObjectNode recorded = exchanges.addObject();
+      recorded.set("request", redacted(exchange.request()));
+      recorded.set("answer", redacted(exchange.answer()));
     }
     ArrayNode writes = tree.putArray("writes");
     for (SyncRecord.Write write : record.writes()) {
@@ -125,13 +140,7 @@ public final class SyncRecorder {
           .put("resource", write.resource().resource()).put("namespace", write.namespace())
           .put("name", write.name()).put("result", write.result());
     }
-    // Fixed width, so that the names sort as the syncs were recorded (an Instant's fraction varies in length).
-    String file = String.format(Locale.ROOT, "%013d-%06d-", now.toEpochMilli(), SEQUENCE.incrementAndGet() % 1_000_000)
-        + (key.namespace().isEmpty() ? "" : key.namespace() + "_") + key.name() + ".json";
-    Mono.fromRunnable(() -> write(dir.resolve(file), KubeJson.bytes(tree)))
-        .subscribeOn(blocking)
-        .subscribe(null, failure -> LOG.warn("{} {}: cannot record a sync of {} in {}: {}", kind, name, key, dir,
-            failure.getMessage()));
+    return tree;
   }
 
   private synchronized void write(Path file, byte[] bytes) {
