@@ -1,4 +1,4 @@
-package dev.metareactor.engine;
+package dev.metareactor.engine.install;
 
 import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
 import static dev.metareactor.engine.it.Install.NAMESPACE;

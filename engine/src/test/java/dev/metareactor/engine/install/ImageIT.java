@@ -1,4 +1,4 @@
-package dev.metareactor.engine;
+package dev.metareactor.engine.install;
 
 import static dev.metareactor.engine.it.Install.NAMESPACE;
 import static dev.metareactor.engine.it.Install.kubectl;

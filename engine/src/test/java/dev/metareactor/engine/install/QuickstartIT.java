@@ -1,4 +1,4 @@
-package dev.metareactor.engine;
+package dev.metareactor.engine.install;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
