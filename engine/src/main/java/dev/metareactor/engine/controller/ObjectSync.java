@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,6 +50,8 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>the kind's own writes to the object (status, labels...), even when some owned-object writes failed;</li>
  *   <li>when the finalize hook ({@link ChosenHook.Purpose#FINALIZE}) answered {@code finalized: true}, the
  *       finalizer removed;</li>
+ *   <li>the kind's last write ({@link Answer#last}: a CompositeController's {@code deleteParent}), only when every
+ *       write before it succeeded;</li>
  *   <li>then the first failure, if any, fails the sync; else it completes with the hook's resync delay.</li>
  * </ol>
  *
@@ -398,12 +401,14 @@ public final class ObjectSync<K extends SyncKey> {
     Mono<Void> converged = manage ? owned.manage(object, converging, answer.desired(), recorder) : Mono.empty();
     // The kind's own writes happen even when some owned-object writes failed, as upstream does; that failure is
     // reported after them.
+    Supplier<Mono<Void>> last = answer.last();
     return converged.materialize()
         .flatMap(ownedSignal -> answer.ownWrites().get()
             .flatMap(stillThere -> finalized && stillThere
                 ? finalizers.remove(synced.resource(), synced.latest()).then()
                 : Mono.<Void>empty())
-            .then(Mono.justOrEmpty(ownedSignal.getThrowable()).flatMap(Mono::error)))
+            .then(Mono.justOrEmpty(ownedSignal.getThrowable()).flatMap(Mono::error))
+            .then(last == null ? Mono.<Void>empty() : Mono.defer(last)))
         .then(Mono.just(Optional.ofNullable(response.resyncAfter())));
   }
 

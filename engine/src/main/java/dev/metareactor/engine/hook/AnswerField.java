@@ -20,6 +20,19 @@ public record AnswerField<T>(String name, Reader<T> reader) {
     Objects.requireNonNull(reader, "reader");
   }
 
+  /** A {@code true}/{@code false} field: {@code false} when absent or {@code null}. */
+  public static AnswerField<Boolean> flag(String name) {
+    return new AnswerField<>(name, value -> {
+      if (value == null || value.isNull()) {
+        return false;
+      }
+      if (!value.isBoolean()) {
+        throw new HookResponseException(name + " must be true or false, got " + value.getNodeType());
+      }
+      return value.booleanValue();
+    });
+  }
+
   /** How a field's value is read. */
   @FunctionalInterface
   public interface Reader<T> {

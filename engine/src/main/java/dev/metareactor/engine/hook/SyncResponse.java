@@ -90,15 +90,7 @@ public record SyncResponse(@Nullable ObjectNode status, List<ObjectNode> childre
       new AnswerField<>("resyncAfterSeconds", resync -> Optional.ofNullable(resyncAfter(resync)));
 
   /** {@code finalized}: whether the object's finalize work is done. */
-  public static final AnswerField<Boolean> FINALIZED = new AnswerField<>("finalized", finalized -> {
-    if (finalized == null || finalized.isNull()) {
-      return false;
-    }
-    if (!finalized.isBoolean()) {
-      throw new HookResponseException("finalized must be true or false, got " + finalized.getNodeType());
-    }
-    return finalized.booleanValue();
-  });
+  public static final AnswerField<Boolean> FINALIZED = AnswerField.flag("finalized");
 
   /** {@code events}: the Events to record on the object ({@link HookEvent}). */
   public static final AnswerField<List<HookEvent>> EVENTS = new AnswerField<>("events", HookEvent::parse);

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.host;
 
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
+import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.api.RecordSyncsAnnotation;
 import dev.metareactor.engine.api.ShadowAnnotations;
 import dev.metareactor.engine.api.WorkersAnnotation;
@@ -245,14 +246,15 @@ public final class ControllerHost implements AutoCloseable {
 
   /**
    * What a hosted controller is built from: its spec, its {@link WorkersAnnotation}, its
-   * {@link DeleteGuardAnnotation}, its {@link RecordSyncsAnnotation} and its {@link ShadowAnnotations}; a change
-   * restarts it.
+   * {@link DeleteGuardAnnotation}, its {@link DeleteParentAnnotation}, its {@link RecordSyncsAnnotation} and its
+   * {@link ShadowAnnotations}; a change restarts it.
    */
   private static JsonNode specOf(KubeObject object) {
     ObjectNode built = KubeJson.nodes().objectNode();
     built.set("spec", object.toTree().path("spec"));
     built.put("workers", object.annotations().get(WorkersAnnotation.KEY));
     built.put("deleteGuard", object.annotations().get(DeleteGuardAnnotation.KEY));
+    built.put("deleteParent", object.annotations().get(DeleteParentAnnotation.KEY));
     built.put("recordSyncs", object.annotations().get(RecordSyncsAnnotation.KEY));
     for (String hook : ShadowAnnotations.HOOKS) {
       built.put("shadow-" + hook, object.annotations().get(ShadowAnnotations.key(hook)));

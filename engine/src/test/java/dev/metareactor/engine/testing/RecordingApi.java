@@ -33,7 +33,7 @@ public final class RecordingApi implements ObjectApi {
 
   /**
    * One request: its verb, resource, namespace and name, and its body as the engine sends it ({@code null} when it
-   * has none).
+   * has none; a delete's is its UID precondition, {@code null} without one).
    */
   public record Action(String verb, String resource, String namespace, String name, String body) {
     @Override
@@ -183,6 +183,11 @@ public final class RecordingApi implements ObjectApi {
 
   private Mono<Written> storeNew(String verb, ApiResource resource, ObjectNode object, String refusal) {
     KubeObject described = KubeObject.of(object);
+    Optional<Mono<Written>> refused = refused(verb);
+    if (refused.isPresent()) {
+      record(verb, resource, described.namespace(), described.name(), GoJson.marshal(object));
+      return refused.get();
+    }
     if (objects.containsKey(key(resource, described.namespace(), described.name()))) {
       record(verb, resource, described.namespace(), described.name(), GoJson.marshal(object));
       return Mono.error(new ApiException(409, refusal, described.namespacedName() + " exists", Duration.ZERO));
@@ -275,8 +280,10 @@ public final class RecordingApi implements ObjectApi {
   }
 
   private Mono<Void> nowDelete(ApiResource resource, String namespace, String name, String uid) {
-    record("delete", resource, namespace, name, null);
-    objects.remove(key(resource, namespace, name));
-    return Mono.empty();
+    record("delete", resource, namespace, name, uid);
+    return this.<Void>refused("delete").orElseGet(() -> {
+      objects.remove(key(resource, namespace, name));
+      return Mono.empty();
+    });
   }
 }

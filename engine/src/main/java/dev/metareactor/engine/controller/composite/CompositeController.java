@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.api.UpdateMethod;
@@ -41,6 +42,9 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   /** The controller objects' kind. */
   public static final String KIND = CompositeControllerSpec.KIND;
 
+  /** Whether sync answers may delete their parent ({@link DeleteParentAnnotation}). */
+  private final boolean deleteParentAllowed;
+
   /** How the engine hosts CompositeController objects. */
   public static ControllerKind kind() {
     return new ControllerKind(KIND, "metacontroller.k8s.io/v1alpha1", "compositecontrollers",
@@ -54,6 +58,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
    */
   private CompositeController(KubeObject object, ControllerContext context) {
     super(object, context, CompositeControllerSpec::parse);
+    this.deleteParentAllowed = DeleteParentAnnotation.allowed(object.annotations());
   }
 
   @Override
@@ -98,8 +103,8 @@ public final class CompositeController extends AbstractHostedController<ParentKe
     for (ChildType type : childTypes) {
       wiring.subscribe(type.informer(), "child", router::onChildEvent);
     }
-    return wiring.objectSync(new CompositeSync(spec(), parents, childTypes, claimer, context().api(), rollingUpdate),
-        CompositeSync.SHAPE, related);
+    return wiring.objectSync(new CompositeSync(spec(), parents, childTypes, claimer, context().api(), rollingUpdate,
+        context().events()::record, deleteParentAllowed), CompositeSync.SHAPE, related);
   }
 
   /** The rollout of the rolling child types, with the ControllerRevision informer taken. */

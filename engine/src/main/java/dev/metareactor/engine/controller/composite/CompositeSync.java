@@ -1,6 +1,7 @@
 package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.controller.Answer;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
@@ -9,13 +10,18 @@ import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.DesiredObjects;
 import dev.metareactor.engine.controller.Kind;
 import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.ParentEvents;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.Plan;
 import dev.metareactor.engine.controller.StatusWriter;
 import dev.metareactor.engine.controller.SyncedObject;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.rolling.RollingUpdate;
+import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.hook.AnswerField;
+import dev.metareactor.engine.hook.AnswerFields;
 import dev.metareactor.engine.hook.HookResponseException;
+import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.selector.LabelSelector;
@@ -25,6 +31,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -45,13 +52,22 @@ import tools.jackson.databind.node.ObjectNode;
  *       per live revision, one child moved at a time (a parent being deleted gets one call, without revisions);
  *       </li>
  *   <li>its own write: the status (the hook's, plus {@code observedGeneration}) replaces the parent's
- *       ({@link StatusWriter}).</li>
+ *       ({@link StatusWriter});</li>
+ *   <li>its last: {@code deleteParent: true} in the answer (allowed by {@link DeleteParentAnnotation}, else the
+ *       answer is refused whole) deletes the parent, UID-checked, once everything else is written, with a Normal
+ *       Event {@code DeletedByHook}; a finalize hook still runs before it goes. Ignored for a parent already being
+ *       deleted.</li>
  * </ul>
  */
 final class CompositeSync implements Kind<ParentKey> {
 
-  /** A CompositeController's requests and answers: {@code parent}, {@code children}. */
-  static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("parent", "children", Set.of(), true);
+  /** {@code deleteParent}: delete the parent once the rest of the answer is written. */
+  static final AnswerField<Boolean> DELETE_PARENT = AnswerField.flag("deleteParent");
+  /** The answer's fields a CompositeController reads itself, beyond every kind's. */
+  private static final AnswerFields OWN_FIELDS = AnswerFields.of(DELETE_PARENT);
+
+  /** A CompositeController's requests and answers: {@code parent}, {@code children}, {@code deleteParent}. */
+  static final ObjectSync.Shape SHAPE = new ObjectSync.Shape("parent", "children", OWN_FIELDS.names(), true);
 
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -62,11 +78,22 @@ final class CompositeSync implements Kind<ParentKey> {
   private final DesiredObjects desiredObjects;
   private final StatusWriter statusWriter;
   private final @Nullable RollingUpdate rolling;
+  private final ObjectApi api;
+  private final ParentEvents events;
+  private final boolean deleteParentAllowed;
 
-  /** @param rolling the rollout across ControllerRevisions, {@code null} when no child rule rolls */
+  /**
+   * @param rolling the rollout across ControllerRevisions, {@code null} when no child rule rolls
+   * @param events where the Event of a parent deleted at the hook's request goes
+   * @param deleteParentAllowed whether answers may say {@code deleteParent: true} ({@link DeleteParentAnnotation})
+   */
   CompositeSync(CompositeControllerSpec spec, SyncedResource parents, List<ChildType> childTypes,
-      ChildClaimer claimer, ObjectApi api, @Nullable RollingUpdate rolling) {
+      ChildClaimer claimer, ObjectApi api, @Nullable RollingUpdate rolling, ParentEvents events,
+      boolean deleteParentAllowed) {
     this.rolling = rolling;
+    this.api = Objects.requireNonNull(api, "api");
+    this.events = Objects.requireNonNull(events, "events");
+    this.deleteParentAllowed = deleteParentAllowed;
     this.spec = Objects.requireNonNull(spec, "spec");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.childTypes = List.copyOf(childTypes);
@@ -99,14 +126,44 @@ final class CompositeSync implements Kind<ParentKey> {
         Mono.defer(() -> claimer.claim(parent, synced.resource(), selector, childTypes));
     RollingUpdate rollout = rolling;
     if (rollout == null || parent.deleting()) {
-      return Plan.call(synced, children, Plan.Answering.checkedBy((response, body) ->
-          new Answer(desiredChildren(synced, response.children(), selector),
-              () -> updateStatus(synced, json, response.status()))));
+      return Plan.call(synced, children, Plan.Answering.checkedBy((response, body) -> {
+        Supplier<Mono<Void>> deletion = parentDeletion(synced, body);
+        return new Answer(desiredChildren(synced, response.children(), selector), Set.of(),
+            () -> updateStatus(synced, json, response.status()), deletion);
+      }));
     }
     return Plan.call(synced, children, (hook, observed) -> rollout.sync(synced, json, selector, observed, hook,
-            response -> desiredChildren(synced, response.children(), selector))
-        .map(step -> new Answer.Checked(step.response(), new Answer(step.desired(),
-            () -> updateStatus(synced, json, step.response().status())))));
+            reply -> {
+              parentDeletion(synced, reply.body());
+              return desiredChildren(synced, reply.response().children(), selector);
+            })
+        .map(step -> new Answer.Checked(step.response(), new Answer(step.desired(), Set.of(),
+            () -> updateStatus(synced, json, step.response().status()), parentDeletion(synced, step.latestBody())))));
+  }
+
+  /**
+   * The parent's deletion an answer asks for ({@code deleteParent: true}), or {@code null}: none asked, or the parent
+   * is already being deleted.
+   *
+   * @throws HookResponseException when the field is not a boolean, or the controller does not allow it
+   */
+  private @Nullable Supplier<Mono<Void>> parentDeletion(SyncedObject synced, JsonNode body) {
+    if (!OWN_FIELDS.read(body).get(DELETE_PARENT)) {
+      return null;
+    }
+    if (!deleteParentAllowed) {
+      throw new HookResponseException("deleteParent: true needs the annotation " + DeleteParentAnnotation.KEY
+          + ": \"true\" on " + CompositeController.KIND + " " + spec.name() + "; nothing written");
+    }
+    KubeObject parent = synced.object();
+    if (parent.deleting()) {
+      return null;
+    }
+    return () -> api.delete(synced.resource(), parent.namespace(), parent.name(), parent.storedUid())
+        .doOnSuccess(ignored -> events.record(parent, EventRecorder.Type.Normal, "DeletedByHook",
+            "Deleted at the sync hook's request (deleteParent)"))
+        // gone already, or replaced by a namesake the answer was not about: nothing to delete
+        .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409, e -> Mono.empty());
   }
 
   /**

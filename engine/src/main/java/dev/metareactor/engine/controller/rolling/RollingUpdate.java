@@ -109,8 +109,9 @@ public final class RollingUpdate {
    *     children, the smallest {@code resyncAfterSeconds}, {@code finalized} when every answer says so
    * @param desired the children to converge to, each with the state of the revision that holds it, in the latest
    *     answer's order
+   * @param latestBody the latest revision's answer as the hook sent it, for the fields the kind reads itself
    */
-  public record Step(SyncResponse response, List<DesiredChild> desired) {}
+  public record Step(SyncResponse response, List<DesiredChild> desired, JsonNode latestBody) {}
 
   /** A revision of this sync with the parent it recorded. */
   private record Live(RevisionObject revision, ObjectNode parent) {}
@@ -122,11 +123,12 @@ public final class RollingUpdate {
    * @param selector the parent's child selector
    * @param observed the parent's children
    * @param hook calls the chosen hook
-   * @param check checks one answer's children (the same rules as without revisions)
+   * @param check checks one answer (its children by the same rules as without revisions, and the fields the kind
+   *     reads itself)
    */
   public Mono<Step> sync(SyncedObject synced, ObjectNode parentJson, LabelSelector selector,
       Map<ChildType, List<KubeObject>> observed, HookCall hook,
-      Function<SyncResponse, List<DesiredChild>> check) {
+      Function<HookCall.Reply, List<DesiredChild>> check) {
     KubeObject parent = synced.object();
     RevisionPatch patch;
     Map<String, String> labels;
@@ -165,7 +167,7 @@ public final class RollingUpdate {
               : RevisionObject.latest(parentResource.resource(), parentResource.group(), parent, patch);
           return step(synced, current, older, observed, hook, check)
               .flatMap(step -> writeRevisions(parent, labelsWritten, current, older, step.result())
-                  .thenReturn(new Step(step.response(), step.desired())));
+                  .thenReturn(new Step(step.response(), step.desired(), step.latestBody())));
         });
   }
 
@@ -180,11 +182,12 @@ public final class RollingUpdate {
   }
 
   /** The hook answers and the rollout step, before anything is written. */
-  private record Decided(Rollout.Result result, SyncResponse response, List<DesiredChild> desired) {}
+  private record Decided(Rollout.Result result, SyncResponse response, List<DesiredChild> desired,
+      JsonNode latestBody) {}
 
   private Mono<Decided> step(SyncedObject synced, RevisionObject latest, List<Live> older,
       Map<ChildType, List<KubeObject>> observed, HookCall hook,
-      Function<SyncResponse, List<DesiredChild>> check) {
+      Function<HookCall.Reply, List<DesiredChild>> check) {
     boolean parentNamespaced = parentResource.namespaced();
     List<Mono<HookCall.Reply>> calls = new ArrayList<>();
     calls.add(hook.call());
@@ -193,7 +196,7 @@ public final class RollingUpdate {
     return Flux.fromIterable(calls).flatMapSequential(call -> call, hookConcurrency).collectList()
         .map(replies -> {
           SyncResponse latestResponse = replies.get(0).response();
-          List<DesiredChild> latestChildren = check.apply(latestResponse);
+          List<DesiredChild> latestChildren = check.apply(replies.get(0));
           // The latest answer names the children to keep; refused by the delete guard before revisions are written.
           hook.checkDeletions(latestResponse, latestChildren);
           Map<String, Rollout.Revision> byName = new LinkedHashMap<>();
@@ -201,7 +204,7 @@ public final class RollingUpdate {
             RevisionObject revision = called.get(i).revision();
             List<DesiredChild> children;
             try {
-              children = check.apply(replies.get(i + 1).response());
+              children = check.apply(replies.get(i + 1));
             } catch (HookResponseException e) {
               throw new HookResponseException("for ControllerRevision " + revision.name() + ": " + e.getMessage());
             }
@@ -240,7 +243,7 @@ public final class RollingUpdate {
             desired.add(state instanceof ObjectNode object && state != child.object()
                 ? new DesiredChild(child.type(), object) : child);
           }
-          return new Decided(result, combined(status, latestResponse, replies), desired);
+          return new Decided(result, combined(status, latestResponse, replies), desired, replies.get(0).body());
         });
   }
 

@@ -5,13 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
+import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.http.HookServer;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -109,6 +112,25 @@ class CompositeOperationsIT extends CompositeTestBase {
         "metadata.annotations[" + DeleteGuardAnnotation.KEY + "]: must be \"true\" or \"false\", got \"yes\""))
         .isTrue());
     engine.deleteController(name);
+  }
+
+  /**
+   * A hook may delete its parent (upstream #77: parents with a time to live) when the controller allows it, once its
+   * children and status are written; its other parents are left alone.
+   */
+  @Test
+  void aParentWhoseHookAnswersDeleteParentIsDeletedWhenTheControllerAllowsIt() {
+    parents = ParentCrd.create(cluster, "Expiring");
+    controllerWith(DeleteParentAnnotation.KEY, "true", hooks.url("/sync"));
+    createParent("kept", List.of("a"), "one");
+    Map<String, Object> expired = new HashMap<>(spec(List.of("a"), "one"));
+    expired.put("expired", true);
+    createParent("expired", expired);
+
+    await().atMost(TIMEOUT).until(() -> parents.in(client).withName("expired").get() == null);
+    assertThat(engine.hasEvent(cluster.namespace(), "expired", "DeletedByHook", "(deleteParent)")).isTrue();
+    awaitChild("kept-a", "one");
+    assertThat(parents.in(client).withName("kept").get()).isNotNull();
   }
 
   /**

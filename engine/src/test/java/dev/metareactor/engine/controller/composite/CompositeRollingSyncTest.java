@@ -82,7 +82,8 @@ class CompositeRollingSyncTest {
         List.of(new Rollout.Rule("", "ConfigMap", UpdateMethod.ROLLING_IN_PLACE,
             spec.children().get(0).statusChecks())),
         new ChildType(REVISIONS, revisions, UpdateMethod.ON_DELETE), claimer, api, applier, Map.of(), 4);
-    CompositeSync kind = new CompositeSync(spec, parentType, childTypes, claimer, api, rolling);
+    CompositeSync kind = new CompositeSync(spec, parentType, childTypes, claimer, api, rolling,
+        (object, eventType, reason, message) -> { }, false);
     ChosenHook hook = new ChosenHook("sync", (request, root) -> answer(request), spec.syncHook().orElseThrow(),
         ChosenHook.Purpose.DESIRED_STATE);
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
@@ -91,6 +92,9 @@ class CompositeRollingSyncTest {
         new ChildrenManager(api, applier, (object, eventType, reason, message) -> { }), finalizers,
         (object, eventType, reason, message) -> { });
   }
+
+  /** Whether the hook answers {@code deleteParent: true} (the controller does not allow it). */
+  private volatile boolean deleteParent;
 
   private synchronized Mono<JsonNode> answer(JsonNode request) {
     String version = request.path("parent").path("spec").path("version").asString();
@@ -101,7 +105,8 @@ class CompositeRollingSyncTest {
           {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c%d"}, "data": {"version": "%s"}}"""
           .formatted(i, version));
     }
-    return Mono.just(KubeJson.mapper().readTree("{\"status\": {}, \"children\": [" + children + "]}"));
+    return Mono.just(KubeJson.mapper().readTree("{\"status\": {}, " + (deleteParent ? "\"deleteParent\": true, " : "")
+        + "\"children\": [" + children + "]}"));
   }
 
   private void parent(String version, long generation) {
@@ -243,5 +248,14 @@ class CompositeRollingSyncTest {
         .filteredOn(write -> !write.startsWith("patch-status")).containsExactly("update configmaps team/c0");
     assertThat(version("c0")).isEqualTo("v2");
     assertThat(lastStatus()).contains("\"reason\":\"RolloutWaiting\"", "child ConfigMap c0 is not updated yet");
+  }
+
+  @Test
+  void deleteParentTheControllerDoesNotAllowIsRefusedBeforeAnyRevisionOrChildIsWritten() {
+    parent("v1", 1);
+    deleteParent = true;
+
+    assertThatThrownBy(this::syncOnce).hasMessageContaining("deleteParent: true needs the annotation");
+    assertThat(writes()).isEmpty();
   }
 }

@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller.composite;
 import dev.metareactor.apply.DynamicApply;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
+import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
@@ -65,6 +66,14 @@ public final class CompositeSyncFixture {
 
   /**
    * @param syncHook answers every sync request
+   * @param annotations the controller object's annotations
+   */
+  public CompositeSyncFixture(HookCaller syncHook, Map<String, String> annotations) {
+    this(syncHook, annotations, ObjectSync.Placement.HERE, ApplyStrategy.DYNAMIC_APPLY, Map.of());
+  }
+
+  /**
+   * @param syncHook answers every sync request
    * @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"}
    */
   public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard) {
@@ -95,21 +104,27 @@ public final class CompositeSyncFixture {
 
   private CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard, ObjectSync.Placement placement,
       ApplyStrategy strategy, Map<String, String> ownLabels) {
+    this(syncHook, Map.of(DeleteGuardAnnotation.KEY, Boolean.toString(deleteGuard)), placement, strategy, ownLabels);
+  }
+
+  private CompositeSyncFixture(HookCaller syncHook, Map<String, String> annotations, ObjectSync.Placement placement,
+      ApplyStrategy strategy, Map<String, String> ownLabels) {
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
-         "metadata": {"name": "things", "annotations": {"%s": "%s"}},
+         "metadata": {"name": "things", "annotations": %s},
          "spec": {"generateSelector": true,
                   "parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
                   "childResources": [{"apiVersion": "v1", "resource": "configmaps",
                                       "updateStrategy": {"method": "InPlace"}}],
                   "hooks": {"sync": {"webhook": {"url": "http://hook.invalid/sync"}}}}}"""
-        .formatted(DeleteGuardAnnotation.KEY, deleteGuard));
+        .formatted(KubeJson.mapper().writeValueAsString(annotations)));
     CompositeControllerSpec spec = CompositeControllerSpec.parse(controller);
     Finalizers finalizers = new Finalizers(spec.finalizerName(), api);
     SyncedResource parentType = new SyncedResource(THINGS, parents,
         parent -> spec.parentSelector().matches(parent.labels()), finalizers);
     List<ChildType> childTypes = List.of(new ChildType(CONFIG_MAPS, configMaps, spec.children().get(0).updateMethod()));
-    CompositeSync kind = new CompositeSync(spec, parentType, childTypes, new ChildClaimer(api), api, null);
+    CompositeSync kind = new CompositeSync(spec, parentType, childTypes, new ChildClaimer(api), api, null,
+        this::record, DeleteParentAnnotation.allowed(annotations));
     ChosenHook hook = new ChosenHook("sync", syncHook, spec.syncHook().get(), ChosenHook.Purpose.DESIRED_STATE);
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),

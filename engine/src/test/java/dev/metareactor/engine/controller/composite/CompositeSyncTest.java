@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller.composite;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ObjectSync;
@@ -495,5 +496,74 @@ class CompositeSyncTest {
   void aParentThatIsGoneIsNoSync() {
     assertThat(run()).isEmpty();
     assertThat(api.actions()).isEmpty();
+  }
+
+  /** The controller with {@code metareactor.dev/allow-delete-parent: "true"}. */
+  private final CompositeSyncFixture allowing = new CompositeSyncFixture((request, root) -> answer(),
+      Map.of(DeleteParentAnnotation.KEY, "true"));
+
+  /** An answer with one child, a status and {@code deleteParent}. */
+  private static String deletingAnswer(String deleteParent) {
+    return """
+        {"status": {"phase": "Done"}, "deleteParent": %s, "children": [{"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "last", "namespace": "team"}, "data": {"value": "v"}}]}""".formatted(deleteParent);
+  }
+
+  @Test
+  void aHookMayDeleteItsParentWhenTheControllerAllowsItLastAndUidCheckedWithAnEvent() {
+    allowing.parent("p", PARENT_UID, "{}", "{}");
+    whole.set(deletingAnswer("true"));
+
+    allowing.sync("p");
+
+    assertThat(allowing.api().actions()).extracting(RecordingApi.Action::toString).containsExactly(
+        "create configmaps team/last", "patch-status things team/p", "delete things team/p");
+    assertThat(allowing.api().actions().get(2).body()).isEqualTo(PARENT_UID);
+    assertThat(allowing.events()).containsExactly("p: Normal DeletedByHook Deleted at the sync hook's request"
+        + " (deleteParent)");
+  }
+
+  @Test
+  void deleteParentWithoutTheControllersAnnotationOrNotABooleanIsRefusedWholeWritingNothing() {
+    parentWithStatus("{}");
+    whole.set(deletingAnswer("true"));
+
+    assertThatThrownBy(this::run).isInstanceOf(HookResponseException.class)
+        .hasMessageContaining("deleteParent: true needs the annotation " + DeleteParentAnnotation.KEY);
+    assertThat(api.actions()).isEmpty();
+
+    allowing.parent("p", PARENT_UID, "{}", "{}");
+    whole.set(deletingAnswer("\"yes\""));
+    assertThatThrownBy(() -> allowing.sync("p")).hasMessageContaining("deleteParent must be true or false");
+    assertThat(allowing.api().actions()).isEmpty();
+  }
+
+  @Test
+  void aParentIsNotDeletedWhenAWriteBeforeItFailedNorWhenTheAnswerSaysFalse() {
+    allowing.parent("p", PARENT_UID, "{}", "{}");
+    whole.set(deletingAnswer("true"));
+    allowing.api().refusingNext("create", 403, "Forbidden");
+
+    assertThatThrownBy(() -> allowing.sync("p")).hasMessageContaining("can't create ConfigMap team/last");
+    assertThat(allowing.api().actions()).extracting(RecordingApi.Action::verb).doesNotContain("delete");
+
+    allowing.api().clearActions();
+    whole.set(deletingAnswer("false"));
+    allowing.sync("p");
+    assertThat(allowing.api().actions()).extracting(RecordingApi.Action::verb).doesNotContain("delete");
+    assertThat(allowing.events()).isEmpty();
+  }
+
+  @Test
+  void aParentAlreadyBeingDeletedIsNotDeletedAgain() {
+    KubeObject cached = allowing.parent("p", PARENT_UID, "{}", "{}");
+    ObjectNode deleting = cached.toTree();
+    ((ObjectNode) deleting.get("metadata")).put("deletionTimestamp", "2026-11-27T00:00:00Z");
+    allowing.parents().put(KubeObject.of(deleting));
+    whole.set(deletingAnswer("true"));
+
+    allowing.sync("p");
+
+    assertThat(allowing.api().actions()).extracting(RecordingApi.Action::verb).doesNotContain("delete");
   }
 }

@@ -20,7 +20,8 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>sync: one ConfigMap {@code <parent>-<name>} per entry of the parent's {@code spec.names} (in each
  *       namespace of {@code spec.namespaces} when given, else the parent's), with {@code data.value} =
  *       {@code spec.value} and the labels in {@code spec.labels}; status
- *       {@code {children: <desired>, observed: <children it was shown>}};</li>
+ *       {@code {children: <desired>, observed: <children it was shown>}}; {@code deleteParent: true} when the
+ *       parent's {@code spec.expired} is true;</li>
  *   <li>finalize: ordered teardown — it keeps all observed ConfigMaps but the last by name, and answers
  *       {@code finalized: true} once it is shown none;</li>
  *   <li>it counts calls per parent, remembers the last request, every child name it was ever shown, and the
@@ -77,6 +78,9 @@ final class ConfigMapHook implements Function<JsonNode, JsonNode> {
         .put("observed", observed.size());
     if (resyncAfterSeconds != null) {
       response.put("resyncAfterSeconds", resyncAfterSeconds);
+    }
+    if (parent.path("spec").path("expired").asBoolean(false)) {
+      response.put("deleteParent", true);
     }
     return response;
   }
