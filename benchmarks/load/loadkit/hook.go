@@ -28,6 +28,9 @@ type benchObject struct {
 		Stamp string `json:"stamp"`
 		// Children is how many ConfigMaps the parent wants.
 		Children int `json:"children"`
+		// Shared names the shared ConfigMap the parent relates to (loadkit create --related), or is empty: the
+		// customize hook asks for it, and its data.value goes into every child and the status as "shared".
+		Shared string `json:"shared"`
 	} `json:"spec"`
 }
 
@@ -44,12 +47,19 @@ type benchInput struct {
 	} `json:"data"`
 }
 
+// relatedObject is the part of a related ConfigMap the hook reads.
+type relatedObject struct {
+	Data map[string]string `json:"data"`
+}
+
 // hookRequest covers every kind: a CompositeController sends "parent", a DecoratorController "object", a
-// MapController "parent" and "input".
+// MapController "parent" and "input"; a customize request "parent". Related objects come by type, then by name
+// (the keys' spelling differs between hook API versions, so the hook reads the values only).
 type hookRequest struct {
-	Parent *benchObject `json:"parent"`
-	Object *benchObject `json:"object"`
-	Input  *benchInput  `json:"input"`
+	Parent  *benchObject                        `json:"parent"`
+	Object  *benchObject                        `json:"object"`
+	Input   *benchInput                         `json:"input"`
+	Related map[string]map[string]relatedObject `json:"related"`
 }
 
 type child struct {
@@ -67,6 +77,19 @@ type childMeta struct {
 type benchStatus struct {
 	Value string `json:"value"`
 	Stamp string `json:"stamp"`
+	// Shared is the related ConfigMap's value, for a parent that relates to one ("" until the engine sends it).
+	Shared *string `json:"shared,omitempty"`
+}
+
+// relatedRule is one entry of a customize answer's relatedResources.
+type relatedRule struct {
+	APIVersion string   `json:"apiVersion"`
+	Resource   string   `json:"resource"`
+	Names      []string `json:"names"`
+}
+
+type customizeResponse struct {
+	RelatedResources []relatedRule `json:"relatedResources"`
 }
 
 type syncResponse struct {
@@ -95,15 +118,16 @@ var payload = func() string {
 }()
 
 type hookStats struct {
-	mu         sync.Mutex
-	calls      int64
-	since      time.Time
-	recordFrom int64 // stamps at or after this (Unix ns) count for latency; 0: latency off
-	lastStamp  map[string]string
-	latencies  []float64 // milliseconds
-	seen       map[string]struct{}
-	firstCall  time.Time
-	lastCall   time.Time
+	mu             sync.Mutex
+	calls          int64
+	customizeCalls int64
+	since          time.Time
+	recordFrom     int64 // stamps at or after this (Unix ns) count for latency; 0: latency off
+	lastStamp      map[string]string
+	latencies      []float64 // milliseconds
+	seen           map[string]struct{}
+	firstCall      time.Time
+	lastCall       time.Time
 }
 
 func newStats() *hookStats {
@@ -130,10 +154,17 @@ func (s *hookStats) observe(key string, stamp string, now time.Time) {
 	s.latencies = append(s.latencies, float64(now.UnixNano()-ns)/1e6)
 }
 
+func (s *hookStats) customized() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.customizeCalls++
+}
+
 func (s *hookStats) reset(latency bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = 0
+	s.customizeCalls = 0
 	s.since = time.Now()
 	s.recordFrom = 0
 	if latency {
@@ -174,9 +205,10 @@ func (s *hookStats) snapshot() map[string]any {
 	lat := append([]float64(nil), s.latencies...)
 	sort.Float64s(lat)
 	out := map[string]any{
-		"calls":       s.calls,
-		"parentsSeen": len(s.seen),
-		"cpuSeconds":  cpuSeconds(),
+		"calls":          s.calls,
+		"customizeCalls": s.customizeCalls,
+		"parentsSeen":    len(s.seen),
+		"cpuSeconds":     cpuSeconds(),
 		"latencyMs": map[string]any{
 			"count": len(lat),
 			"p50":   percentile(lat, 0.50),
@@ -193,8 +225,8 @@ func (s *hookStats) snapshot() map[string]any {
 }
 
 // children are the n ConfigMaps named after the object they are made from (a parent, or a map's input), each
-// holding its value.
-func children(name string, n int, value string) []child {
+// holding its value, and the related ConfigMap's value as "shared" when shared is not nil.
+func children(name string, n int, value string, shared *string) []child {
 	if n <= 0 {
 		n = 0
 	}
@@ -209,8 +241,26 @@ func children(name string, n int, value string) []child {
 			},
 			Data: map[string]string{"value": value, "index": strconv.Itoa(i), "payload": payload},
 		}
+		if shared != nil {
+			out[i].Data["shared"] = *shared
+		}
 	}
 	return out
+}
+
+// sharedValue is the value of the related ConfigMap a parent relates to, nil for a parent that relates to none,
+// and "" while the request does not carry it.
+func sharedValue(p *benchObject, related map[string]map[string]relatedObject) *string {
+	if p.Spec.Shared == "" {
+		return nil
+	}
+	value := ""
+	for _, byName := range related {
+		for _, object := range byName {
+			value = object.Data["value"]
+		}
+	}
+	return &value
 }
 
 func runHook(args []string) error {
@@ -241,22 +291,36 @@ func runHook(args []string) error {
 		}
 	}
 	// synced counts a call for parent p and returns its status and children: what /sync and /decorate share.
-	synced := func(p *benchObject) (benchStatus, []child) {
+	synced := func(p *benchObject, related map[string]map[string]relatedObject) (benchStatus, []child) {
 		stats.observe(p.Metadata.Namespace+"/"+p.Metadata.Name, p.Spec.Stamp, time.Now())
-		return benchStatus{Value: p.Spec.Value, Stamp: p.Spec.Stamp}, children(p.Metadata.Name, p.Spec.Children, p.Spec.Value)
+		shared := sharedValue(p, related)
+		return benchStatus{Value: p.Spec.Value, Stamp: p.Spec.Stamp, Shared: shared},
+			children(p.Metadata.Name, p.Spec.Children, p.Spec.Value, shared)
 	}
+	// A parent with spec.shared relates to that ConfigMap of its own namespace; others to nothing.
+	mux.HandleFunc("POST /customize", answer(func(req *hookRequest) any {
+		if req.Parent == nil {
+			return nil
+		}
+		stats.customized()
+		rules := []relatedRule{}
+		if req.Parent.Spec.Shared != "" {
+			rules = append(rules, relatedRule{APIVersion: "v1", Resource: "configmaps", Names: []string{req.Parent.Spec.Shared}})
+		}
+		return customizeResponse{RelatedResources: rules}
+	}))
 	mux.HandleFunc("POST /sync", answer(func(req *hookRequest) any {
 		if req.Parent == nil {
 			return nil
 		}
-		status, made := synced(req.Parent)
+		status, made := synced(req.Parent, req.Related)
 		return syncResponse{Status: status, Children: made}
 	}))
 	mux.HandleFunc("POST /decorate", answer(func(req *hookRequest) any {
 		if req.Object == nil {
 			return nil
 		}
-		status, made := synced(req.Object)
+		status, made := synced(req.Object, req.Related)
 		label := map[string]string{"bench.metareactor.dev/value": req.Object.Spec.Value}
 		return decorateResponse{Labels: label, Status: status, Attachments: made}
 	}))
@@ -267,7 +331,7 @@ func runHook(args []string) error {
 			return nil
 		}
 		stats.observe(in.Metadata.Namespace+"/"+in.Metadata.Name, in.Data.Stamp, time.Now())
-		return mapResponse{Outputs: children(in.Metadata.Name, p.Spec.Children, in.Data.Value)}
+		return mapResponse{Outputs: children(in.Metadata.Name, p.Spec.Children, in.Data.Value, nil)}
 	}))
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -6,14 +6,15 @@
 // The Java driver (dev.metareactor.load.LoadHarness) starts it; see benchmarks/README.md.
 //
 //	loadkit hook    --listen 127.0.0.1:0 --port-file F
-//	loadkit create  --api API --namespace NS --count N --children M [--map]
+//	loadkit create  --api API --namespace NS --count N --children M [--related K] [--map]
 //	loadkit edit    --api API --namespace NS --count N --value V [--map]
 //	loadkit trickle --api API --namespace NS --count N --rate R --duration D [--map]
 //	loadkit ceiling --api API --namespace NS --count K
 //
 // API is given by --server, --ca, --cert and --key (PEM files). The hook answers POST /sync (CompositeController),
-// /decorate (DecoratorController) and /map (MapController). With --map, the N objects created, edited and trickled
-// are input ConfigMaps of one parent that selects them, not N parents.
+// /decorate (DecoratorController), /map (MapController) and /customize (either of the first two). With --map, the N
+// objects created, edited and trickled are input ConfigMaps of one parent that selects them, not N parents. With
+// --related K, create first makes K shared ConfigMaps and parent i relates to shared-(i % K) through /customize.
 package main
 
 import (

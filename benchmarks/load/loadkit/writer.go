@@ -27,6 +27,9 @@ const (
 // ParentName is the name of bench parent i; the Java driver uses the same scheme.
 func parentName(i int) string { return fmt.Sprintf("p-%05d", i) }
 
+// sharedName is the name of shared ConfigMap k (--related): parent i relates to sharedName(i % related).
+func sharedName(k int) string { return fmt.Sprintf("shared-%d", k) }
+
 // inputName is the name of a MapController's input ConfigMap i (--map).
 func inputName(i int) string { return fmt.Sprintf("in-%05d", i) }
 
@@ -96,11 +99,15 @@ type units struct {
 	mapInputs bool
 }
 
-// createParent creates bench parent i; with a selector, the parent of a MapController selecting the inputs.
-func (u units) createParent(i, children int, selector map[string]any) error {
+// createParent creates bench parent i; with a selector, the parent of a MapController selecting the inputs; with
+// a shared ConfigMap's name, a parent relating to it.
+func (u units) createParent(i, children int, selector map[string]any, shared string) error {
 	spec := map[string]any{"value": "v0", "stamp": stamp(), "children": children}
 	if selector != nil {
 		spec["selector"] = selector
+	}
+	if shared != "" {
+		spec["shared"] = shared
 	}
 	body, _ := json.Marshal(map[string]any{
 		"apiVersion": benchGroup + "/" + benchVersion,
@@ -114,23 +121,43 @@ func (u units) createParent(i, children int, selector map[string]any) error {
 	return u.api.do("POST", parentsPath(u.ns), "application/json", body)
 }
 
-func (u units) createInput(i int) error {
+// createConfigMap creates a bench ConfigMap that is not a child: a map's input or a shared ConfigMap (its label).
+func (u units) createConfigMap(name, label string, data map[string]string) error {
 	body, _ := json.Marshal(map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
 		"metadata": map[string]any{
-			"name":   inputName(i),
-			"labels": map[string]string{benchLabel: "input"},
+			"name":   name,
+			"labels": map[string]string{benchLabel: label},
 		},
-		"data": map[string]string{"value": "v0", "stamp": stamp()},
+		"data": data,
 	})
 	return u.api.do("POST", configMapsPath(u.ns), "application/json", body)
 }
 
-// create makes count units: count parents, or one parent and count inputs it selects.
-func (u units) create(count, children, concurrency int) (int64, error) {
+// createShared creates shared ConfigMap k, which parents relate to through the customize hook.
+func (u units) createShared(k int) error {
+	return u.createConfigMap(sharedName(k), "shared", map[string]string{"value": "s0"})
+}
+
+func (u units) createInput(i int) error {
+	return u.createConfigMap(inputName(i), "input", map[string]string{"value": "v0", "stamp": stamp()})
+}
+
+// create makes count units: count parents (the related shared ConfigMaps first, when there are any), or one
+// parent and count inputs it selects.
+func (u units) create(count, children, related, concurrency int) (int64, error) {
 	if !u.mapInputs {
-		return parallel(count, concurrency, func(i int) error { return u.createParent(i, children, nil) })
+		if failed, err := parallel(related, concurrency, u.createShared); err != nil {
+			return failed, err
+		}
+		return parallel(count, concurrency, func(i int) error {
+			shared := ""
+			if related > 0 {
+				shared = sharedName(i % related)
+			}
+			return u.createParent(i, children, nil, shared)
+		})
 	}
 	// The inputs first: the parent's status then counts all of them from the engine's start.
 	failed, err := parallel(count, concurrency, u.createInput)
@@ -138,7 +165,7 @@ func (u units) create(count, children, concurrency int) (int64, error) {
 		return failed, err
 	}
 	selector := map[string]any{"matchLabels": map[string]string{benchLabel: "input"}}
-	if err := u.createParent(0, children, selector); err != nil {
+	if err := u.createParent(0, children, selector, ""); err != nil {
 		return 1, err
 	}
 	return 0, nil
@@ -202,6 +229,7 @@ func runWriter(command string, args []string) error {
 	ns := fs.String("namespace", "", "namespace")
 	count := fs.Int("count", 0, "objects")
 	children := fs.Int("children", 3, "children per parent (create)")
+	related := fs.Int("related", 0, "shared ConfigMaps the parents relate to, parent i to shared-(i % related) (create)")
 	value := fs.String("value", "v1", "spec.value to set (edit)")
 	concurrency := fs.Int("concurrency", 64, "requests in flight")
 	rate := fs.Float64("rate", 10, "edits per second (trickle)")
@@ -223,7 +251,7 @@ func runWriter(command string, args []string) error {
 	done := *count
 	switch command {
 	case "create":
-		failed, err = u.create(*count, *children, *concurrency)
+		failed, err = u.create(*count, *children, *related, *concurrency)
 	case "edit":
 		failed, err = parallel(*count, *concurrency, func(i int) error { return u.edit(i, *value) })
 	case "trickle":

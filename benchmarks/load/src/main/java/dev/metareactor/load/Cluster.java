@@ -2,6 +2,8 @@ package dev.metareactor.load;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ListOptions;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.Config;
@@ -218,13 +220,15 @@ final class Cluster implements AutoCloseable {
       } catch (KubernetesClientException e) {
         LOG.debug("delete collection: {}", e.getMessage());
       }
-      int left = parents.withLabel(BENCH_LABEL).list().getItems().size()
-          + configMaps.withLabel(BENCH_LABEL).list().getItems().size();
-      if (left == 0) {
+      // Whether any is left, not how many: a list of 40,000 objects would cost the driver's heap and the API server.
+      ListOptions one = new ListOptionsBuilder().withLimit(1L).build();
+      boolean left = !parents.withLabel(BENCH_LABEL).list(one).getItems().isEmpty()
+          || !configMaps.withLabel(BENCH_LABEL).list(one).getItems().isEmpty();
+      if (!left) {
         return;
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(left + " bench objects still in " + namespace + " after " + timeout);
+        throw new IllegalStateException("bench objects still in " + namespace + " after " + timeout);
       }
       Thread.sleep(500);
     }

@@ -90,13 +90,27 @@ enum ControllerKind {
     return unit + "s";
   }
 
+  /** Whether the kind has a customize hook (relating parents to other objects); a MapController has none. */
+  boolean customizes() {
+    return this != MAP;
+  }
+
   /**
-   * The controller object as YAML, the same for every engine, calling the hook at {@code hookBase}; with
-   * {@code shadow}, the same hook is also its shadow ({@code metareactor.dev/shadow-<hook>-url}, which upstream
-   * ignores): what comparing every answer with a shadow's costs.
+   * The controller object as YAML, the same for every engine, calling the hook at {@code hookBase}.
+   *
+   * @param shadow whether the same hook is also its shadow ({@code metareactor.dev/shadow-<hook>-url}, which
+   *     upstream ignores): what comparing every answer with a shadow's costs
+   * @param resyncSeconds its {@code resyncPeriodSeconds}, or 0 for none (each engine's default)
+   * @param customize whether it calls the hook's {@code /customize} (which relates a parent to the shared
+   *     ConfigMap its spec names)
    */
-  String controllerObject(String hookBase, boolean shadow) {
+  String controllerObject(String hookBase, boolean shadow, int resyncSeconds, boolean customize) {
+    if (customize && !customizes()) {
+      throw new IllegalArgumentException("a " + type.getKind() + " has no customize hook");
+    }
     String url = hookBase + hookPath;
+    String resync = resyncSeconds > 0 ? "resyncPeriodSeconds: " + resyncSeconds + "\n" : "";
+    String customizeHook = customize ? "customize:\n  webhook: {url: \"" + hookBase + "/customize\"}\n" : "";
     return """
         apiVersion: metacontroller.k8s.io/v1alpha1
         kind: %s
@@ -105,11 +119,11 @@ enum ControllerKind {
           labels: {"bench.metareactor.dev/load": "true"}
           annotations: {%s}
         spec:
-        %s  hooks:
+        %s%s  hooks:
             %s:
               webhook: {url: "%s"}
-        """.formatted(type.getKind(), shadow ? "\"metareactor.dev/shadow-" + hook + "-url\": \"" + url + "\"" : "",
-        spec.indent(2), hook, url);
+        %s""".formatted(type.getKind(), shadow ? "\"metareactor.dev/shadow-" + hook + "-url\": \"" + url + "\"" : "",
+        spec.indent(2), resync.indent(2), hook, url, customizeHook.indent(4));
   }
 
   /** What {@code loadkit create}, {@code edit} and {@code trickle} need to work on this kind's units. */

@@ -2,14 +2,21 @@ package dev.metareactor.load;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.Informable;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -18,32 +25,68 @@ import java.util.function.Consumer;
 /**
  * Watches the bench parents and their ConfigMaps and says when the cluster is converged: every parent's status
  * carries the stamp and value of its latest spec (the hook saw that spec and the engine wrote its answer back), and
- * every one of its children holds that value (for a DecoratorController, the parent's label too).
+ * every one of its children holds that value (for a DecoratorController, the parent's label too). A parent that
+ * relates to a shared ConfigMap (the fan-out, {@code --related}) is converged when its status and every child also
+ * hold that ConfigMap's current value.
  *
  * <p>For a MapController the units are the inputs, not the parents: every input's outputs hold the input's value,
  * and the one parent's status counts every input and every output (the engine counts it; the hook returns none).
  *
- * <p>One watch per resource, as cheap for the API server as one more watcher of what the engine already watches;
- * the check itself is a pass over two in-memory maps every 50 ms, so a converge time is known to within that.
+ * <p>One watch per resource, as cheap for the API server as one more watcher of what the engine already watches.
+ * The informers' caches keep only each object's labels (what a delete needs), and the watch keeps a few strings per
+ * object, so that 10,000 parents and 30,000 children fit the driver's small heap. Whether everything is converged is
+ * a pass over the in-memory maps every 50 ms, so a phase's time is known to within that; single edits (the latency
+ * trickle, a shared ConfigMap's fan-out) are timed as each event arrives instead: the parent the event concerns is
+ * checked at once.
  */
 final class ConvergenceWatch implements AutoCloseable {
 
   static final String VALUE_LABEL = "bench.metareactor.dev/value";
   /** The value of {@link Cluster#BENCH_LABEL} on a MapController's inputs. */
   static final String INPUT = "input";
+  /** The value of {@link Cluster#BENCH_LABEL} on the shared ConfigMaps parents relate to ({@code --related}). */
+  static final String SHARED = "shared";
   private static final long POLL_MILLIS = 50;
 
   /**
-   * What the watch knows of one unit (a parent, or a map's input): the value its children must hold, and whether
-   * its own state is converged (a parent's status and label; always, for an input).
+   * What the watch knows of one unit (a parent, or a map's input).
+   *
+   * @param value what its children must hold
+   * @param stamp the wall-clock time (Unix nanoseconds) of the edit that set {@code value}, 0 if unknown
+   * @param shared the shared ConfigMap the parent relates to, or {@code null}
+   * @param sharedSeen that ConfigMap's value as the parent's status shows it, or {@code null}
+   * @param synced whether its own state is converged (a parent's status and label; always, for an input)
    */
-  private record Unit(String value, boolean synced) {}
+  private record Unit(String value, long stamp, String shared, String sharedSeen,
+      boolean synced) {}
+
+  /** What a child holds: its value and, for a parent that relates to a shared ConfigMap, that one's value. */
+  private record Child(String value, String shared) {}
 
   /** A MapController parent's status counts: inputs and outputs (-1: not written yet). */
   private record MapCounts(int inputs, int outputs) {}
 
   /** How far a converge has come at one moment. */
   record Progress(double seconds, int parentsConverged, int childrenConverged) {}
+
+  /**
+   * An edit of shared ConfigMap {@code name} to {@code value} on its way to the parents relating to it
+   * ({@code waiting}, until each is seen converged; {@code lastNanos}: when the last one was).
+   */
+  private static final class FanOut {
+    final String name;
+    final String value;
+    final Set<String> waiting;
+    final int parents;
+    long lastNanos;
+
+    FanOut(String name, String value, Set<String> waiting) {
+      this.name = name;
+      this.value = value;
+      this.waiting = waiting;
+      this.parents = waiting.size();
+    }
+  }
 
   private final int children;
   private final ControllerKind kind;
@@ -55,20 +98,47 @@ final class ConvergenceWatch implements AutoCloseable {
    * old values converged.
    */
   private volatile String expected;
-  private final Map<String, String> childValues = new ConcurrentHashMap<>();
+  private final Map<String, Child> childValues = new ConcurrentHashMap<>();
+  /** The shared ConfigMaps' values, by name. */
+  private final Map<String, String> relatedValues = new ConcurrentHashMap<>();
   /** The names of each parent's children, made once: the check runs every 50 ms over every child. */
   private final Map<String, String[]> childNames = new ConcurrentHashMap<>();
+
+  // Timing single edits: guarded by `lock` (the two informers deliver events on a thread each).
+  private final Object lock = new Object();
+  /** Edits stamped from this time on (Unix nanoseconds) are timed; 0: none are. */
+  private long timeEditsFrom;
+  /** Per unit, the stamps of its edits not yet seen converged. */
+  private final Map<String, List<Long>> pendingEdits = new HashMap<>();
+  /** Per unit, the newest stamp already timed or pending, so that a later event of the same edit adds nothing. */
+  private final Map<String, Long> newestStamp = new HashMap<>();
+  private final List<Double> editLatenciesMs = new ArrayList<>();
+  private volatile FanOut fanOut;
+
   private final SharedIndexInformer<GenericKubernetesResource> parentInformer;
   private final SharedIndexInformer<ConfigMap> childInformer;
 
   ConvergenceWatch(KubernetesClient client, String namespace, int children, ControllerKind kind) {
     this.children = children;
     this.kind = kind;
-    this.parentInformer = client.genericKubernetesResources(Cluster.PARENTS).inNamespace(namespace)
-        .withLabel(Cluster.BENCH_LABEL).inform(handler(this::putParent, this::removeParent), 0);
-    // Children and a map's inputs alike: one watch, told apart by the label's value.
-    this.childInformer = client.configMaps().inNamespace(namespace).withLabel(Cluster.BENCH_LABEL)
-        .inform(handler(this::putConfigMap, this::removeConfigMap), 0);
+    KubernetesSerialization serialization = client.getKubernetesSerialization();
+    this.parentInformer = inform(client.genericKubernetesResources(Cluster.PARENTS).inNamespace(namespace)
+        .withLabel(Cluster.BENCH_LABEL), GenericKubernetesResource.class, serialization,
+        handler(this::putParent, this::removeParent));
+    // Children, a map's inputs and the shared ConfigMaps alike: one watch, told apart by the label's value.
+    this.childInformer = inform(client.configMaps().inNamespace(namespace).withLabel(Cluster.BENCH_LABEL),
+        ConfigMap.class, serialization, handler(this::putConfigMap, this::removeConfigMap));
+  }
+
+  /** An informer whose cache keeps only the objects' labels: the handlers read every event's whole object. */
+  private static <T extends HasMetadata> SharedIndexInformer<T> inform(Informable<T> resources, Class<T> type,
+      KubernetesSerialization serialization, ResourceEventHandler<T> handler) {
+    SharedIndexInformer<T> informer = resources.runnableInformer(0);
+    informer.itemStore(new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE, type, serialization,
+        "metadata.labels"));
+    informer.addEventHandler(handler);
+    informer.start();
+    return informer;
   }
 
   private static <T> ResourceEventHandler<T> handler(Consumer<T> put,
@@ -100,12 +170,14 @@ final class ConvergenceWatch implements AutoCloseable {
       return;
     }
     Map<String, String> labels = parent.getMetadata().getLabels();
-    String value = str(spec.get("value"));
+    String value = Objects.toString(spec.get("value"), "");
     String stamp = str(spec.get("stamp"));
     boolean synced = stamp != null && stamp.equals(str(status.get("stamp")))
-        && Objects.equals(value, str(status.get("value")))
+        && value.equals(str(status.get("value")))
         && (kind != ControllerKind.DECORATOR || Objects.equals(value, labels == null ? null : labels.get(VALUE_LABEL)));
-    units.put(parent.getMetadata().getName(), new Unit(value, synced));
+    String name = parent.getMetadata().getName();
+    units.put(name, new Unit(value, nanos(stamp), str(spec.get("shared")), str(status.get("shared")), synced));
+    changed(name);
   }
 
   private void removeParent(GenericKubernetesResource parent) {
@@ -124,25 +196,192 @@ final class ConvergenceWatch implements AutoCloseable {
   }
 
   private void putConfigMap(ConfigMap configMap) {
-    Map<String, String> data = configMap.getData();
-    String value = data == null ? "" : Objects.toString(data.get("value"), "");
-    if (isInput(configMap)) {
-      units.put(configMap.getMetadata().getName(), new Unit(value, true));
-    } else {
-      childValues.put(configMap.getMetadata().getName(), value);
+    Map<String, String> data = configMap.getData() == null ? Map.of() : configMap.getData();
+    String value = Objects.toString(data.get("value"), "");
+    String name = configMap.getMetadata().getName();
+    switch (role(configMap)) {
+      case INPUT -> {
+        units.put(name, new Unit(value, nanos(data.get("stamp")), null, null, true));
+        changed(name);
+      }
+      case SHARED -> {
+        relatedValues.put(name, value);
+        relatedChanged(name);
+      }
+      default -> {
+        childValues.put(name, new Child(value, data.get("shared")));
+        changed(name.substring(0, Math.max(0, name.lastIndexOf('-'))));
+      }
     }
   }
 
   private void removeConfigMap(ConfigMap configMap) {
-    (isInput(configMap) ? units : childValues).remove(configMap.getMetadata().getName());
+    String name = configMap.getMetadata().getName();
+    switch (role(configMap)) {
+      case INPUT -> units.remove(name);
+      case SHARED -> relatedValues.remove(name);
+      default -> childValues.remove(name);
+    }
   }
 
-  private static boolean isInput(ConfigMap configMap) {
-    return INPUT.equals(configMap.getMetadata().getLabels().get(Cluster.BENCH_LABEL));
+  /** {@link #INPUT}, {@link #SHARED} or, for a child, {@code true}. */
+  private static String role(ConfigMap configMap) {
+    Map<String, String> labels = configMap.getMetadata().getLabels();
+    return labels == null ? "true" : Objects.toString(labels.get(Cluster.BENCH_LABEL), "true");
   }
 
   private static String str(Object value) {
     return value == null ? null : value.toString();
+  }
+
+  /** A stamp (Unix nanoseconds as a string) as a number; 0 for none. */
+  private static long nanos(String stamp) {
+    try {
+      return stamp == null ? 0 : Long.parseLong(stamp);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** The wall clock in Unix nanoseconds, as loadkit stamps its edits. */
+  static long wallNanos() {
+    Instant now = Instant.now();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+  }
+
+  // ---- timing single edits, as their events arrive
+
+  /**
+   * Something about unit {@code name} (it, or one of its children) changed: while edits or a fan-out are timed,
+   * note a new edit of it, and whether it is converged now.
+   */
+  private void changed(String name) {
+    synchronized (lock) {
+      FanOut fan = fanOut;
+      if (timeEditsFrom == 0 && fan == null) {
+        return;
+      }
+      Unit unit = units.get(name);
+      if (unit == null) {
+        return;
+      }
+      List<Long> pending = pendingEdits.get(name);
+      if (timeEditsFrom != 0 && unit.stamp() >= timeEditsFrom && unit.stamp() > newestStamp.getOrDefault(name, 0L)) {
+        newestStamp.put(name, unit.stamp());
+        pending = pendingEdits.computeIfAbsent(name, n -> new ArrayList<>());
+        pending.add(unit.stamp());
+      }
+      boolean fanning = fan != null && fan.waiting.contains(name);
+      if ((pending == null || pending.isEmpty()) && !fanning || !converged(name, unit)) {
+        return;
+      }
+      if (pending != null && !pending.isEmpty()) {
+        // An edit overtaken by a later one of the same parent is shown (overwritten) once that one is.
+        long now = wallNanos();
+        pending.forEach(stamp -> editLatenciesMs.add((now - stamp) / 1e6));
+        pending.clear();
+      }
+      if (fanning) {
+        fan.waiting.remove(name);
+        fan.lastNanos = System.nanoTime();
+      }
+    }
+  }
+
+  /** Shared ConfigMap {@code name} changed: each parent relating to it may have become converged, or not. */
+  private void relatedChanged(String name) {
+    FanOut fan = fanOut;
+    if (fan != null && fan.name.equals(name)) {
+      fan.waiting.forEach(this::changed);
+    }
+  }
+
+  /**
+   * Times every edit stamped from {@code fromWallNanos} on, from its stamp until its parent's status and every child
+   * show it (or a later edit of the same parent), as the events arrive.
+   */
+  void timeEdits(long fromWallNanos) {
+    synchronized (lock) {
+      pendingEdits.clear();
+      newestStamp.clear();
+      editLatenciesMs.clear();
+      timeEditsFrom = fromWallNanos;
+    }
+  }
+
+  /**
+   * Ends timing edits, once the last ones are seen converged (or {@code grace} has passed: the convergence check
+   * may run just before the event that completes an edit is handled), and returns their times in milliseconds,
+   * sorted; edits not seen converged are left out.
+   */
+  List<Double> editLatencies(Duration grace) throws InterruptedException {
+    long deadline = System.nanoTime() + grace.toNanos();
+    while (System.nanoTime() < deadline) {
+      synchronized (lock) {
+        if (pendingEdits.values().stream().allMatch(List::isEmpty)) {
+          break;
+        }
+      }
+      TimeUnit.MILLISECONDS.sleep(10);
+    }
+    synchronized (lock) {
+      timeEditsFrom = 0;
+      List<Double> sorted = new ArrayList<>(editLatenciesMs);
+      sorted.sort(null);
+      pendingEdits.clear();
+      newestStamp.clear();
+      editLatenciesMs.clear();
+      return sorted;
+    }
+  }
+
+  /**
+   * Expects shared ConfigMap {@code name} to be edited to {@code value} next: from now on the parents relating to it
+   * are converged only once they show that value.
+   *
+   * @return how many parents relate to it
+   */
+  int expectRelated(String name, String value) {
+    Set<String> waiting = ConcurrentHashMap.newKeySet();
+    units.forEach((unit, state) -> {
+      if (name.equals(state.shared())) {
+        waiting.add(unit);
+      }
+    });
+    synchronized (lock) {
+      fanOut = new FanOut(name, value, waiting);
+    }
+    return waiting.size();
+  }
+
+  /**
+   * Waits until every parent relating to the shared ConfigMap of {@link #expectRelated} shows its new value.
+   *
+   * @param sinceNanos when the edit was made ({@link System#nanoTime})
+   * @return seconds from {@code sinceNanos} until the last of those parents was seen converged
+   */
+  double awaitRelated(long sinceNanos, Duration timeout, BooleanSupplier stillRunning) throws InterruptedException {
+    FanOut fan = Objects.requireNonNull(fanOut, "expectRelated first");
+    try {
+      long deadline = sinceNanos + timeout.toNanos();
+      while (!fan.waiting.isEmpty()) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("an edit of " + fan.name + " did not reach " + fan.waiting.size() + " of its "
+              + fan.parents + " parents within " + timeout);
+        }
+        if (!stillRunning.getAsBoolean()) {
+          throw new IllegalStateException("the engine exited before an edit of " + fan.name + " reached its parents");
+        }
+        TimeUnit.MILLISECONDS.sleep(5);
+      }
+      synchronized (lock) {
+        return (fan.lastNanos - sinceNanos) / 1e9;
+      }
+    } finally {
+      synchronized (lock) {
+        fanOut = null;
+      }
+    }
   }
 
   /** Waits until the initial lists are in. */
@@ -170,23 +409,57 @@ final class ConvergenceWatch implements AutoCloseable {
     return childValues.size();
   }
 
+  /** Shared ConfigMaps seen. */
+  int relatedSeen() {
+    return relatedValues.size();
+  }
+
   Progress progress(long sinceNanos) {
     int parentsDone = 0;
     int childrenDone = 0;
     for (Map.Entry<String, Unit> entry : units.entrySet()) {
       Unit unit = entry.getValue();
-      int good = 0;
-      for (String child : childNames.computeIfAbsent(entry.getKey(), this::namesOfChildren)) {
-        if (Objects.equals(childValues.get(child), unit.value())) {
-          good++;
-        }
-      }
+      String sharedValue = unit.shared() == null ? null : relatedValues.get(unit.shared());
+      int good = goodChildren(entry.getKey(), unit, sharedValue);
       childrenDone += good;
-      if (good == children && unit.synced() && (expected == null || expected.equals(unit.value()))) {
+      if (good == children && settled(unit, sharedValue)) {
         parentsDone++;
       }
     }
     return new Progress((System.nanoTime() - sinceNanos) / 1e9, parentsDone, childrenDone);
+  }
+
+  private boolean converged(String name, Unit unit) {
+    String sharedValue = unit.shared() == null ? null : relatedValues.get(unit.shared());
+    return settled(unit, sharedValue) && goodChildren(name, unit, sharedValue) == children;
+  }
+
+  /**
+   * Whether a unit's own state is converged: its status (and label), the value the phase expects, and the value of
+   * the shared ConfigMap it relates to (the one a fan-out expects, once the watch has seen it).
+   */
+  private boolean settled(Unit unit, String sharedValue) {
+    if (!unit.synced() || expected != null && !expected.equals(unit.value())) {
+      return false;
+    }
+    if (unit.shared() == null) {
+      return true;
+    }
+    FanOut fan = fanOut;
+    return sharedValue != null && sharedValue.equals(unit.sharedSeen())
+        && (fan == null || !fan.name.equals(unit.shared()) || fan.value.equals(sharedValue));
+  }
+
+  /** How many of a unit's children hold its value (and the shared ConfigMap's value, or none). */
+  private int goodChildren(String name, Unit unit, String sharedValue) {
+    int good = 0;
+    for (String child : childNames.computeIfAbsent(name, this::namesOfChildren)) {
+      Child state = childValues.get(child);
+      if (state != null && state.value().equals(unit.value()) && Objects.equals(state.shared(), sharedValue)) {
+        good++;
+      }
+    }
+    return good;
   }
 
   private String[] namesOfChildren(String parent) {

@@ -67,9 +67,20 @@ public final class LoadHarness implements Callable<Integer> {
       description = "Flags given to every engine (default: ${DEFAULT-VALUE}); \"\" for each engine's defaults.")
   String flags;
 
-  @Option(names = "--phases", split = ",", defaultValue = "converge,update,idle,latency,restart",
-      description = "Phases after converge (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--phases", split = ",", defaultValue = "converge,update,idle,latency,fanout,restart",
+      description = "Phases after converge (default: ${DEFAULT-VALUE}); fanout runs only with --related.")
   List<String> phases;
+
+  @Option(names = "--resync", defaultValue = "0", paramLabel = "SECONDS",
+      description = "The controller's resyncPeriodSeconds (default: none, each engine's own): every parent is "
+          + "synced again that often, while the latency trickle's edits are timed.")
+  int resync;
+
+  @Option(names = "--related", defaultValue = "0", paramLabel = "K",
+      description = "Relate parent i to the shared ConfigMap shared-(i % K) through a customize hook; the hook copies "
+          + "its value into the parent's status and children, and the fanout phase edits each shared ConfigMap in "
+          + "turn, until every parent relating to it shows the new value (default: none; composite and decorator).")
+  int related;
 
   @Option(names = "--idle", defaultValue = "60s", converter = Durations.class,
       description = "Length of the idle phase (default: ${DEFAULT-VALUE}).")
@@ -139,6 +150,10 @@ public final class LoadHarness implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
     }
+    if (related > 0 && !kind.customizes()) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--related: a " + controller
+          + " controller has no customize hook");
+    }
     List<EngineProcess.Engine> engineList = engines.stream().map(EngineProcess.Engine::parse).toList();
     String startedAt = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(Instant.now());
     Path results = out != null ? out : repository.resolve("benchmarks/load/results").resolve(startedAt);
@@ -150,7 +165,7 @@ public final class LoadHarness implements Callable<Integer> {
       cluster.installCrds(repository);
       cluster.ensureNamespace(namespace);
       cluster.deleteControllers();
-      cluster.deleteBenchObjects(namespace, Duration.ofMinutes(5));
+      cluster.deleteBenchObjects(namespace, LoadRun.deleteTimeout(timeout));
       Loadkit loadkit = Loadkit.build(repository, cacheDir, cluster.writeCredentials(results.resolve("credentials")));
       List<Results.Ceiling> ceilings = new ArrayList<>();
       if (!noCeiling) {
@@ -167,7 +182,7 @@ public final class LoadHarness implements Callable<Integer> {
           ConvergenceWatch watch = new ConvergenceWatch(cluster.client(), namespace, children, kind)) {
         watch.awaitSynced(Duration.ofMinutes(1));
         LoadRun.Setup setup = new LoadRun.Setup(cluster, loadkit, hook, watch, namespace, kind, children,
-            commonFlags, phases, idle, trickleRate, trickle, timeout, shadow);
+            commonFlags, phases, idle, trickleRate, trickle, timeout, shadow, resync, related);
         List<Results.Run> runList = new ArrayList<>();
         for (int size : sizes) {
           for (int rep = 1; rep <= runs; rep++) {
@@ -186,7 +201,7 @@ public final class LoadHarness implements Callable<Integer> {
             }
           }
         }
-        cluster.deleteBenchObjects(namespace, Duration.ofMinutes(5));
+        cluster.deleteBenchObjects(namespace, LoadRun.deleteTimeout(timeout));
         Results.Harness harness = write(results, startedAt, engineList, commonFlags, ceilings, runList);
         Report.write(harness, results);
         LOG.info("results: {}", results);
@@ -202,7 +217,7 @@ public final class LoadHarness implements Callable<Integer> {
     engineList.forEach(e -> replicaCounts.forEach(replicas -> engineMap.put(
         replicas == 1 ? e.name() : e.name() + "-x" + replicas, e.command())));
     Results.Harness harness = new Results.Harness(startedAt, controller, children, sizes, runs, commonFlags,
-        engineMap, machine(), ceilings, runList);
+        engineMap, machine(), ceilings, runList, resync, related);
     Files.writeString(results.resolve("results.json"), LoadRun.toJson(harness));
     return harness;
   }

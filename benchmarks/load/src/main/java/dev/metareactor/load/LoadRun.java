@@ -1,6 +1,8 @@
 package dev.metareactor.load;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -31,7 +33,11 @@ import tools.jackson.databind.json.JsonMapper;
  *       them); until every child and status carries the new value;</li>
  *   <li><b>idle</b>: nothing changes for a while; what does the engine still spend?</li>
  *   <li><b>latency</b>: a steady trickle of edits to random parents, each stamped with its wall-clock time; the
- *       hook measures how long each edit took to reach it;</li>
+ *       hook measures how long each edit took to reach it, the convergence watch how long until the parent's
+ *       status and every child showed it;</li>
+ *   <li><b>fanout</b> (with {@code --related K}: every parent relates to one of K shared ConfigMaps through the
+ *       customize hook): each shared ConfigMap is edited in turn; until every parent relating to it shows its new
+ *       value in its status and every child;</li>
  *   <li><b>restart</b>: the engine is stopped (SIGTERM) and started again over the converged cluster; until it is
  *       ready, and until it has synced (called the hook for) every parent.</li>
  * </ol>
@@ -43,14 +49,19 @@ final class LoadRun {
 
   private static final Logger LOG = LoggerFactory.getLogger(LoadRun.class);
   private static final JsonMapper JSON = JsonMapper.builder().build();
-  static final List<String> PHASES = List.of("preview", "converge", "update", "idle", "latency", "restart");
+  static final List<String> PHASES = List.of("preview", "converge", "update", "idle", "latency", "fanout", "restart");
   /** The value the update wave writes to every parent (or input); each run starts from freshly created ones. */
   private static final String UPDATED_VALUE = "v1";
 
-  /** Everything a run needs that does not change between runs. */
+  /**
+   * Everything a run needs that does not change between runs.
+   *
+   * @param resyncSeconds the controller's {@code resyncPeriodSeconds}, 0 for none
+   * @param related how many shared ConfigMaps the parents relate to through the customize hook, 0 for none
+   */
   record Setup(Cluster cluster, Loadkit loadkit, Loadkit.Hook hook, ConvergenceWatch watch, String namespace,
       ControllerKind kind, int children, List<String> flags, List<String> phases, Duration idle, double trickleRate,
-      Duration trickle, Duration timeout, boolean shadow) {}
+      Duration trickle, Duration timeout, boolean shadow, int resyncSeconds, int related) {}
 
   private final Setup setup;
   private final EngineProcess.Engine engine;
@@ -95,6 +106,9 @@ final class LoadRun {
       if (setup.phases().contains("latency")) {
         latency(process);
       }
+      if (setup.phases().contains("fanout") && setup.related() > 0) {
+        fanOut(process);
+      }
       if (setup.phases().contains("restart")) {
         process.stop(Duration.ofSeconds(30));
         process = restart();
@@ -115,15 +129,17 @@ final class LoadRun {
   /** Nothing but {@code parents} fresh parents (or inputs): no controller object, no children, no engine. */
   private void prepare() throws IOException, InterruptedException {
     setup.cluster().deleteControllers();
-    setup.cluster().deleteBenchObjects(setup.namespace(), Duration.ofMinutes(5));
-    Loadkit.Result created = write("create", "--children=" + setup.children());
+    setup.cluster().deleteBenchObjects(setup.namespace(), deleteTimeout(setup.timeout()));
+    Loadkit.Result created = write("create", "--children=" + setup.children(), "--related=" + setup.related());
     LOG.info("{}: created {} {} in {} s", engine.name(), created.count(), setup.kind().units(),
         String.format("%.1f", created.seconds()));
     long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-    while (setup.watch().parentsSeen() < parents || setup.watch().childrenSeen() > 0) {
+    while (setup.watch().parentsSeen() < parents || setup.watch().childrenSeen() > 0
+        || setup.watch().relatedSeen() < setup.related()) {
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException("the watch saw " + setup.watch().parentsSeen() + " " + setup.kind().units()
-            + " and " + setup.watch().childrenSeen() + " children, expected " + parents + " and 0");
+            + ", " + setup.watch().childrenSeen() + " children and " + setup.watch().relatedSeen()
+            + " shared ConfigMaps, expected " + parents + ", 0 and " + setup.related());
       }
       Thread.sleep(50);
     }
@@ -219,21 +235,80 @@ final class LoadRun {
     log("idle", setup.idle().toMillis() / 1000.0);
   }
 
+  /**
+   * The trickle: per edit, the time until the hook saw it (the hook's own count, {@code latency*Ms}) and until the
+   * parent's status and every child showed it ({@code converged*Ms}, the convergence watch's).
+   */
   private void latency(EngineProcess process) throws IOException, InterruptedException {
     Measurement m = begin(process, true);
     long start = System.nanoTime();
-    Loadkit.Result edits = write("trickle", "--rate=" + setup.trickleRate(),
-        "--duration=" + setup.trickle().toMillis() + "ms");
-    double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
+    setup.watch().timeEdits(ConvergenceWatch.wallNanos());
+    List<Double> converged;
+    Loadkit.Result edits;
+    double seconds;
+    try {
+      edits = write("trickle", "--rate=" + setup.trickleRate(), "--duration=" + setup.trickle().toMillis() + "ms");
+      seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
+    } finally {
+      converged = setup.watch().editLatencies(Duration.ofSeconds(2));
+    }
     JsonNode latency = setup.hook().stats().path("latencyMs");
     Map<String, Double> extra = new LinkedHashMap<>();
     extra.put("edits", (double) edits.count());
     for (String p : List.of("count", "p50", "p90", "p99", "max")) {
       extra.put(p.equals("count") ? "latencyCount" : "latency" + p.toUpperCase() + "Ms", latency.path(p).asDouble());
     }
+    extra.put("convergedCount", (double) converged.size());
+    for (String p : List.of("p50", "p90", "p99", "max")) {
+      double fraction = p.equals("max") ? 1 : Integer.parseInt(p.substring(1)) / 100.0;
+      extra.put(p.equals("max") ? "convergedMaxMs" : "converged" + p.toUpperCase() + "Ms",
+          percentile(converged, fraction));
+    }
     phases.add(m.end("latency", seconds, process, extra));
-    LOG.info("{}: latency p50 {} ms, p99 {} ms over {} edits", engine.name(), extra.get("latencyP50Ms"),
-        extra.get("latencyP99Ms"), edits.count());
+    LOG.info("{}: edit to hook p50 {} ms, p99 {} ms; edit to converged p50 {} ms, p99 {} ms, max {} ms over {} edits",
+        engine.name(), extra.get("latencyP50Ms"), extra.get("latencyP99Ms"), extra.get("convergedP50Ms"),
+        extra.get("convergedP99Ms"), extra.get("convergedMaxMs"), edits.count());
+  }
+
+  /** The nearest-rank percentile of sorted values (loadkit's too), 0 for none. */
+  static double percentile(List<Double> sorted, double fraction) {
+    if (sorted.isEmpty()) {
+      return 0;
+    }
+    int rank = (int) Math.round(fraction * sorted.size());
+    return sorted.get(Math.min(sorted.size(), Math.max(1, rank)) - 1);
+  }
+
+  /**
+   * The related-object fan-out: each shared ConfigMap in turn gets a new value (a merge patch of the driver's), and
+   * the phase waits until every parent relating to it shows that value in its status and every child. Per edit,
+   * the seconds from the patch until the last of its parents was seen converged.
+   */
+  private void fanOut(EngineProcess process) throws IOException, InterruptedException {
+    Measurement m = begin(process);
+    long start = System.nanoTime();
+    List<Double> times = new ArrayList<>();
+    int parentsReached = 0;
+    for (int k = 0; k < setup.related(); k++) {
+      String name = "shared-" + k;
+      String value = "f" + k;
+      parentsReached += setup.watch().expectRelated(name, value);
+      long edited = System.nanoTime();
+      setup.cluster().client().configMaps().inNamespace(setup.namespace()).withName(name)
+          .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"data\":{\"value\":\"" + value + "\"}}");
+      times.add(setup.watch().awaitRelated(edited, setup.timeout(), process::alive));
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    times.sort(null);
+    Map<String, Double> extra = new LinkedHashMap<>();
+    extra.put("sharedEdits", (double) times.size());
+    extra.put("parentsPerShared", (double) parentsReached / times.size());
+    extra.put("fanOutMedianSeconds", percentile(times, 0.5));
+    extra.put("fanOutMaxSeconds", percentile(times, 1));
+    phases.add(m.end("fanout", seconds, process, extra));
+    LOG.info("{}: a shared ConfigMap's edit reached its {} parents in {} s (median of {}), {} s at most",
+        engine.name(), extra.get("parentsPerShared"), String.format("%.3f", extra.get("fanOutMedianSeconds")),
+        times.size(), String.format("%.3f", extra.get("fanOutMaxSeconds")));
   }
 
   private EngineProcess restart() throws IOException, InterruptedException {
@@ -386,7 +461,8 @@ final class LoadRun {
   /** The bench controller, the same for every engine: ConfigMap children (outputs) updated in place. */
   GenericKubernetesResource controllerObject() {
     return setup.cluster().client().getKubernetesSerialization()
-        .unmarshal(setup.kind().controllerObject(setup.hook().url(""), setup.shadow()),
+        .unmarshal(setup.kind().controllerObject(setup.hook().url(""), setup.shadow(), setup.resyncSeconds(),
+            setup.related() > 0),
             GenericKubernetesResource.class);
   }
 
@@ -396,6 +472,12 @@ final class LoadRun {
     all.addAll(setup.kind().writerFlags());
     all.addAll(List.of(args));
     return setup.loadkit().run(command, all.toArray(String[]::new));
+  }
+
+  /** How long deleting the bench objects may take: longer than a phase, at least five minutes. */
+  static Duration deleteTimeout(Duration phaseTimeout) {
+    Duration five = Duration.ofMinutes(5);
+    return phaseTimeout.compareTo(five) > 0 ? phaseTimeout : five;
   }
 
   static String toJson(Object value) {

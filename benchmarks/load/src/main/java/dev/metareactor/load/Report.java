@@ -65,8 +65,22 @@ final class Report {
     metrics.add(new Metric("update: machine busy (%)", r -> busy(r, "update"), false));
     metrics.add(new Metric("idle: engine CPU per minute (s)", r -> perMinute(r, cpu(r, "idle")), false));
     metrics.add(new Metric("idle: API requests per minute", r -> perMinute(r, requests(r, "idle")), false));
-    metrics.add(new Metric("latency p50 (ms)", r -> extra(r, "latency", "latencyP50Ms"), true));
-    metrics.add(new Metric("latency p99 (ms)", r -> extra(r, "latency", "latencyP99Ms"), true));
+    metrics.add(new Metric("latency: edit to hook call p50 (ms)", r -> extra(r, "latency", "latencyP50Ms"), true));
+    metrics.add(new Metric("latency: edit to hook call p99 (ms)", r -> extra(r, "latency", "latencyP99Ms"), true));
+    for (String p : List.of("P50", "P90", "P99", "Max")) {
+      metrics.add(new Metric("latency: edit to converged " + p.toLowerCase(Locale.ROOT) + " (ms)",
+          r -> extra(r, "latency", "converged" + p + "Ms"), true));
+    }
+    metrics.add(new Metric("latency: edits timed to converged", r -> extra(r, "latency", "convergedCount"), false));
+    metrics.add(new Metric("latency: engine CPU (s)", r -> cpu(r, "latency"), false));
+    metrics.add(new Metric("fan-out: shared ConfigMap edit to its parents converged, median (s)",
+        r -> extra(r, "fanout", "fanOutMedianSeconds"), true));
+    metrics.add(new Metric("fan-out: the same, slowest edit (s)", r -> extra(r, "fanout", "fanOutMaxSeconds"), true));
+    metrics.add(new Metric("fan-out: parents per shared ConfigMap", r -> extra(r, "fanout", "parentsPerShared"),
+        false));
+    metrics.add(new Metric("fan-out: hook calls per edit", r -> field(r, "fanout", Results.Phase::hookCalls)
+        / extra(r, "fanout", "sharedEdits"), false));
+    metrics.add(new Metric("fan-out: engine CPU (s)", r -> cpu(r, "fanout"), false));
     metrics.add(new Metric("restart: ready after (s)", r -> extra(r, "restart", "readySeconds"), true));
     metrics.add(new Metric("restart: every parent synced after (s)", r -> seconds(r, "restart"), true));
     metrics.add(new Metric("restart: engine CPU (s)", r -> cpu(r, "restart"), false));
@@ -94,6 +108,7 @@ final class Report {
     List<String> engines = new ArrayList<>(harness.engines().keySet());
     md.append("Controller: ").append(harness.controller()).append(", ").append(harness.children())
         .append(" ConfigMap children per ").append(unit(harness))
+        .append(resync(harness))
         .append(", flags `").append(String.join(" ", harness.flags()))
         .append("`, medians of ").append(harness.repetitions()).append(" alternating runs.\n\n");
     for (int size : harness.sizes()) {
@@ -203,6 +218,18 @@ final class Report {
     }
     double v = value.getAsDouble();
     return Math.abs(v) >= 100 ? String.format(Locale.ROOT, "%,.0f", v) : String.format(Locale.ROOT, "%.2f", v);
+  }
+
+  /** The controller's resync period and the shared ConfigMaps, where the run set them. */
+  private static String resync(Results.Harness harness) {
+    String text = "";
+    if (harness.resyncSeconds() != null && harness.resyncSeconds() > 0) {
+      text += ", resyncPeriodSeconds " + harness.resyncSeconds();
+    }
+    if (harness.related() != null && harness.related() > 0) {
+      text += ", every parent related to one of " + harness.related() + " shared ConfigMaps (customize hook)";
+    }
+    return text;
   }
 
   /** What {@code --parents} counted: parents, or a MapController's inputs. */

@@ -12,7 +12,8 @@ final class Results {
    * One phase of one run.
    *
    * @param seconds how long the phase took (converge: process start to converged; update and latency: first edit
-   *     to converged; idle: the idle time; restart: process start until the hook had seen every parent)
+   *     to converged; idle: the idle time; fanout: first shared ConfigMap's edit until the last one's parents
+   *     converged; restart: process start until the hook had seen every parent)
    * @param engineCpuSeconds the engine's user + system CPU during the phase
    * @param engineRssBytes the engine's resident memory at the end of the phase
    * @param hookCpuSeconds the hook server's CPU during the phase (to subtract, if one wants, from the machine's)
@@ -37,8 +38,13 @@ final class Results {
   /** The API server's raw create rate with a plain parallel client, per size. */
   record Ceiling(int parents, int objects, int concurrency, double seconds, double writesPerSecond) {}
 
-  /** The whole harness run. */
+  /**
+   * The whole harness run.
+   *
+   * @param resyncSeconds the controller's {@code resyncPeriodSeconds} (0 or absent: none)
+   * @param related the shared ConfigMaps the parents related to (0 or absent: none)
+   */
   record Harness(String startedAt, String controller, int children, List<Integer> sizes, int repetitions,
       List<String> flags, Map<String, List<String>> engines, Map<String, String> machine, List<Ceiling> ceilings,
-      List<Run> runs) {}
+      List<Run> runs, Integer resyncSeconds, Integer related) {}
 }

@@ -26,13 +26,19 @@ class LoadHarnessIT {
 
   private static final int PARENTS = 12;
   private static final int CHILDREN = 2;
+  /** Shared ConfigMaps the parents relate to, in the run of every phase. */
+  private static final int SHARED = 2;
   private static final String STATUS_WRITES = "patch loadparents.bench.metareactor.dev/status";
 
+  /**
+   * Every phase, with the scenarios' options on the same small run: a resync period, and every parent related to
+   * one of {@code SHARED} shared ConfigMaps through the customize hook (the fan-out).
+   */
   @Test
   void measuresAnEngineThroughEveryPhase(LocalCluster cluster, @TempDir Path out) throws Exception {
     Map<String, JsonNode> phases = run(cluster, out, "composite", "--idle", "3s", "--trickle", "3s",
-        "--trickle-rate", "4");
-    assertThat(phases).containsOnlyKeys("converge", "update", "idle", "latency", "restart");
+        "--trickle-rate", "4", "--resync", "1", "--related", Integer.toString(SHARED));
+    assertThat(phases).containsOnlyKeys("converge", "update", "idle", "latency", "fanout", "restart");
 
     JsonNode converge = phases.get("converge");
     assertThat(converge.path("seconds").asDouble()).isPositive();
@@ -48,18 +54,32 @@ class LoadHarnessIT {
     // The update wave rewrites every child and status in place.
     assertThat(phases.get("update").path("requests").path("update configmaps").asLong())
         .isEqualTo(PARENTS * CHILDREN);
-    // Nothing changes while idle, and a converged engine costs the API server nothing.
+    // Nothing changes while idle, and a converged engine costs the API server nothing, though the controller's
+    // resync period (1 s) has every parent synced again within the 3 s.
     assertThat(phases.get("idle").path("requests").size()).isZero();
-    // The trickle's edits reached the hook, each timed.
+    assertThat(phases.get("idle").path("hookCalls").asLong()).isGreaterThanOrEqualTo(PARENTS);
+    // The trickle's edits reached the hook, each timed; and each was seen converged (the parent's status and its
+    // children showing it, or a later edit of the same parent).
     JsonNode latency = phases.get("latency").path("extra");
     assertThat(latency.path("latencyCount").asDouble()).isPositive();
     assertThat(latency.path("latencyP50Ms").asDouble()).isPositive();
+    assertThat(latency.path("convergedCount").asDouble()).isEqualTo(latency.path("edits").asDouble());
+    assertThat(latency.path("convergedMaxMs").asDouble())
+        .isGreaterThanOrEqualTo(latency.path("convergedP50Ms").asDouble()).isPositive();
+    // Each shared ConfigMap's new value reached the parents relating to it (the hook copies it into the status and
+    // every child): one in-place update of every child, one status write per parent at least.
+    JsonNode fanOut = phases.get("fanout");
+    assertThat(fanOut.path("extra").path("sharedEdits").asDouble()).isEqualTo(SHARED);
+    assertThat(fanOut.path("extra").path("parentsPerShared").asDouble()).isEqualTo((double) PARENTS / SHARED);
+    assertThat(fanOut.path("requests").path("update configmaps").asLong()).isEqualTo(PARENTS * CHILDREN);
+    assertThat(fanOut.path("requests").path(STATUS_WRITES).asLong()).isGreaterThanOrEqualTo(PARENTS);
     // A restart syncs every parent again without writing anything.
     JsonNode restart = phases.get("restart");
     assertThat(restart.path("requests").path("create configmaps").asLong()).isZero();
     assertThat(restart.path("extra").path("readySeconds").asDouble()).isPositive();
 
-    assertThat(Files.readString(out.resolve("summary.md"))).contains("metareactor", "converge from scratch");
+    assertThat(Files.readString(out.resolve("summary.md"))).contains("metareactor", "converge from scratch",
+        "edit to converged p99", "fan-out: shared ConfigMap edit to its parents converged");
     byte[] png = Files.readAllBytes(out.resolve("chart.png"));
     assertThat(png).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');
   }
