@@ -113,6 +113,8 @@ final class ConvergenceWatch implements AutoCloseable {
   /** Per unit, the newest stamp already timed or pending, so that a later event of the same edit adds nothing. */
   private final Map<String, Long> newestStamp = new HashMap<>();
   private final List<Double> editLatenciesMs = new ArrayList<>();
+  /** Edits seen since timing began (each with a stamp of its own). */
+  private int editsSeen;
   private volatile FanOut fanOut;
 
   private final SharedIndexInformer<GenericKubernetesResource> parentInformer;
@@ -130,10 +132,13 @@ final class ConvergenceWatch implements AutoCloseable {
         ConfigMap.class, serialization, handler(this::putConfigMap, this::removeConfigMap));
   }
 
-  /** An informer whose cache keeps only the objects' labels: the handlers read every event's whole object. */
+  /**
+   * An informer whose cache keeps only the objects' labels (the handlers read every event's whole object), listing
+   * in pages: a relist of 30,000 ConfigMaps in one answer would take the driver's heap.
+   */
   private static <T extends HasMetadata> SharedIndexInformer<T> inform(Informable<T> resources, Class<T> type,
       KubernetesSerialization serialization, ResourceEventHandler<T> handler) {
-    SharedIndexInformer<T> informer = resources.runnableInformer(0);
+    SharedIndexInformer<T> informer = resources.withLimit(500L).runnableInformer(0);
     informer.itemStore(new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE, type, serialization,
         "metadata.labels"));
     informer.addEventHandler(handler);
@@ -270,6 +275,7 @@ final class ConvergenceWatch implements AutoCloseable {
         newestStamp.put(name, unit.stamp());
         pending = pendingEdits.computeIfAbsent(name, n -> new ArrayList<>());
         pending.add(unit.stamp());
+        editsSeen++;
       }
       boolean fanning = fan != null && fan.waiting.contains(name);
       if ((pending == null || pending.isEmpty()) && !fanning || !converged(name, unit)) {
@@ -298,40 +304,50 @@ final class ConvergenceWatch implements AutoCloseable {
 
   /**
    * Times every edit stamped from {@code fromWallNanos} on, from its stamp until its parent's status and every child
-   * show it (or a later edit of the same parent), as the events arrive.
+   * show it (or a later edit of the same parent), as the events arrive; 0 stops timing and forgets the times.
    */
   void timeEdits(long fromWallNanos) {
     synchronized (lock) {
       pendingEdits.clear();
       newestStamp.clear();
       editLatenciesMs.clear();
+      editsSeen = 0;
       timeEditsFrom = fromWallNanos;
     }
   }
 
   /**
-   * Ends timing edits, once the last ones are seen converged (or {@code grace} has passed: the convergence check
-   * may run just before the event that completes an edit is handled), and returns their times in milliseconds,
-   * sorted; edits not seen converged are left out.
+   * Ends timing edits once {@code edits} of them have been seen and every one seen converged, and returns their
+   * times in milliseconds, sorted. The watch may not have seen the last edits yet when every parent it knows looks
+   * converged: hence the count.
+   *
+   * @throws IllegalStateException when that does not happen within {@code timeout}
    */
-  List<Double> editLatencies(Duration grace) throws InterruptedException {
-    long deadline = System.nanoTime() + grace.toNanos();
-    while (System.nanoTime() < deadline) {
-      synchronized (lock) {
-        if (pendingEdits.values().stream().allMatch(List::isEmpty)) {
-          break;
+  List<Double> editLatencies(int edits, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try {
+      while (true) {
+        synchronized (lock) {
+          long pending = pendingEdits.values().stream().mapToLong(List::size).sum();
+          if (editsSeen >= edits && pending == 0) {
+            List<Double> sorted = new ArrayList<>(editLatenciesMs);
+            sorted.sort(null);
+            return sorted;
+          }
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("of " + edits + " edits the watch saw " + editsSeen + ", " + pending
+                + " of them not converged after " + timeout);
+          }
         }
+        TimeUnit.MILLISECONDS.sleep(5);
       }
-      TimeUnit.MILLISECONDS.sleep(10);
-    }
-    synchronized (lock) {
-      timeEditsFrom = 0;
-      List<Double> sorted = new ArrayList<>(editLatenciesMs);
-      sorted.sort(null);
-      pendingEdits.clear();
-      newestStamp.clear();
-      editLatenciesMs.clear();
-      return sorted;
+    } finally {
+      synchronized (lock) {
+        timeEditsFrom = 0;
+        pendingEdits.clear();
+        newestStamp.clear();
+        editLatenciesMs.clear();
+      }
     }
   }
 

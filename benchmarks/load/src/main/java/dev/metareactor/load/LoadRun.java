@@ -243,15 +243,15 @@ final class LoadRun {
     Measurement m = begin(process, true);
     long start = System.nanoTime();
     setup.watch().timeEdits(ConvergenceWatch.wallNanos());
-    List<Double> converged;
     Loadkit.Result edits;
-    double seconds;
+    List<Double> converged;
     try {
       edits = write("trickle", "--rate=" + setup.trickleRate(), "--duration=" + setup.trickle().toMillis() + "ms");
-      seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
+      converged = setup.watch().editLatencies(edits.count(), setup.timeout());
     } finally {
-      converged = setup.watch().editLatencies(Duration.ofSeconds(2));
+      setup.watch().timeEdits(0);
     }
+    double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
     JsonNode latency = setup.hook().stats().path("latencyMs");
     Map<String, Double> extra = new LinkedHashMap<>();
     extra.put("edits", (double) edits.count());
