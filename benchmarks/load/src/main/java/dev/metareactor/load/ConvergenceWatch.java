@@ -47,6 +47,8 @@ final class ConvergenceWatch implements AutoCloseable {
   /** The value of {@link Cluster#BENCH_LABEL} on the shared ConfigMaps parents relate to ({@code --related}). */
   static final String SHARED = "shared";
   private static final long POLL_MILLIS = 50;
+  /** How long after the last edit it saw the watch stops waiting for edits it may never see. */
+  private static final Duration QUIET_AFTER_EDITS = Duration.ofSeconds(5);
 
   /**
    * What the watch knows of one unit (a parent, or a map's input).
@@ -110,11 +112,15 @@ final class ConvergenceWatch implements AutoCloseable {
   private long timeEditsFrom;
   /** Per unit, the stamps of its edits not yet seen converged. */
   private final Map<String, List<Long>> pendingEdits = new HashMap<>();
-  /** Per unit, the newest stamp already timed or pending, so that a later event of the same edit adds nothing. */
-  private final Map<String, Long> newestStamp = new HashMap<>();
+  /**
+   * Per unit, the stamp of the edit its last event carried, so that a later event of the same edit adds nothing.
+   * Not the newest: two edits of one parent made at once may reach the API server in either order.
+   */
+  private final Map<String, Long> lastStamp = new HashMap<>();
   private final List<Double> editLatenciesMs = new ArrayList<>();
-  /** Edits seen since timing began (each with a stamp of its own). */
+  /** Edits seen since timing began (each with a stamp of its own), and when the last one was. */
   private int editsSeen;
+  private long lastEditSeenNanos;
   private volatile FanOut fanOut;
 
   private final SharedIndexInformer<GenericKubernetesResource> parentInformer;
@@ -271,11 +277,12 @@ final class ConvergenceWatch implements AutoCloseable {
         return;
       }
       List<Long> pending = pendingEdits.get(name);
-      if (timeEditsFrom != 0 && unit.stamp() >= timeEditsFrom && unit.stamp() > newestStamp.getOrDefault(name, 0L)) {
-        newestStamp.put(name, unit.stamp());
+      if (timeEditsFrom != 0 && unit.stamp() >= timeEditsFrom && unit.stamp() != lastStamp.getOrDefault(name, 0L)) {
+        lastStamp.put(name, unit.stamp());
         pending = pendingEdits.computeIfAbsent(name, n -> new ArrayList<>());
         pending.add(unit.stamp());
         editsSeen++;
+        lastEditSeenNanos = System.nanoTime();
       }
       boolean fanning = fan != null && fan.waiting.contains(name);
       if ((pending == null || pending.isEmpty()) && !fanning || !converged(name, unit)) {
@@ -309,17 +316,19 @@ final class ConvergenceWatch implements AutoCloseable {
   void timeEdits(long fromWallNanos) {
     synchronized (lock) {
       pendingEdits.clear();
-      newestStamp.clear();
+      lastStamp.clear();
       editLatenciesMs.clear();
       editsSeen = 0;
+      lastEditSeenNanos = System.nanoTime();
       timeEditsFrom = fromWallNanos;
     }
   }
 
   /**
-   * Ends timing edits once {@code edits} of them have been seen and every one seen converged, and returns their
-   * times in milliseconds, sorted. The watch may not have seen the last edits yet when every parent it knows looks
-   * converged: hence the count.
+   * Ends timing edits once every edit seen is seen converged and either {@code edits} of them have been seen or
+   * none for {@link #QUIET_AFTER_EDITS} (a watch that had to list again sees only the last edit of a parent), and
+   * returns their times in milliseconds, sorted. The watch may not have seen the last edits yet when every parent it
+   * knows looks converged: hence the count.
    *
    * @throws IllegalStateException when that does not happen within {@code timeout}
    */
@@ -329,7 +338,9 @@ final class ConvergenceWatch implements AutoCloseable {
       while (true) {
         synchronized (lock) {
           long pending = pendingEdits.values().stream().mapToLong(List::size).sum();
-          if (editsSeen >= edits && pending == 0) {
+          boolean allSeen = editsSeen >= edits
+              || System.nanoTime() - lastEditSeenNanos > QUIET_AFTER_EDITS.toNanos();
+          if (allSeen && pending == 0) {
             List<Double> sorted = new ArrayList<>(editLatenciesMs);
             sorted.sort(null);
             return sorted;
@@ -345,7 +356,7 @@ final class ConvergenceWatch implements AutoCloseable {
       synchronized (lock) {
         timeEditsFrom = 0;
         pendingEdits.clear();
-        newestStamp.clear();
+        lastStamp.clear();
         editLatenciesMs.clear();
       }
     }

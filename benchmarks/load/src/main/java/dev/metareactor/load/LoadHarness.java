@@ -77,7 +77,7 @@ public final class LoadHarness implements Callable<Integer> {
   int resync;
 
   @Option(names = "--related", defaultValue = "0", paramLabel = "K",
-      description = "Relate parent i to the shared ConfigMap shared-(i % K) through a customize hook; the hook copies "
+      description = "Relate parent i to the shared ConfigMap shared-(i %% K) through a customize hook; the hook copies "
           + "its value into the parent's status and children, and the fanout phase edits each shared ConfigMap in "
           + "turn, until every parent relating to it shows the new value (default: none; composite and decorator).")
   int related;
