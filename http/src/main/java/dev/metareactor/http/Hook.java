@@ -39,7 +39,9 @@ import tools.jackson.databind.ObjectMapper;
  *       and a 304 or 412 answer yields the cached body;</li>
  *   <li>success only on HTTP 200 with a JSON body no larger than {@link HookClientOptions#maxResponseBytes()}; 429
  *       yields {@link HookRetryAfterException}; anything else a {@link HookCallException} with the status and the
- *       first {@value #ERROR_BODY_EXCERPT} bytes of the body on one line (see {@link BodyCollector#text()}).</li>
+ *       first {@value #ERROR_BODY_EXCERPT} bytes of the body on one line (see {@link BodyCollector#text()});</li>
+ *   <li>the W3C {@code traceparent} and {@code tracestate} headers when the call's Reactor context carries
+ *       {@link TraceHeaders} (the same on every attempt).</li>
  * </ul>
  *
  * <p>Why the breaker wraps the retries and the deadline rather than each attempt: a hook that accepts connections
@@ -113,10 +115,11 @@ public final class Hook {
       // Every attempt's answer is charged here; whatever is not handed to the caller's scope goes when the call ends.
       AnswerScope call = new AnswerScope();
       AnswerScope caller = AnswerScope.of(context);
+      TraceHeaders trace = TraceHeaders.of(context);
       // Serialized inside the breaker: a call the open breaker refuses costs no serialization.
       return Mono.defer(() -> {
             byte[] body = json.writeValueAsBytes(request);
-            return Mono.defer(() -> attempt(body, root, attempts.incrementAndGet(), call))
+            return Mono.defer(() -> attempt(body, root, attempts.incrementAndGet(), call, trace))
                 .transformDeferred(RetryOperator.of(retry));
           })
           .timeout(spec.timeout(), Mono.error(this::timedOut))
@@ -161,7 +164,8 @@ public final class Hook {
   /** An answer and what it takes of the memory budget ({@code null} for one from the ETag cache). */
   private record Answer(HookResponse response, AnswerMemory.@Nullable Charge charge) {}
 
-  private Mono<Answer> attempt(byte[] body, CacheKey root, int attempt, AnswerScope call) {
+  private Mono<Answer> attempt(byte[] body, CacheKey root, int attempt, AnswerScope call,
+      @Nullable TraceHeaders trace) {
     if (attempt > 1) {
       metrics.retried();
     }
@@ -181,6 +185,13 @@ public final class Hook {
           request.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length));
           if (cached != null) {
             request.header(HttpHeaderNames.IF_NONE_MATCH, cached.etag());
+          }
+          if (trace != null) {
+            request.header(TraceHeaders.TRACEPARENT, trace.traceparent());
+            String state = trace.tracestate();
+            if (state != null) {
+              request.header(TraceHeaders.TRACESTATE, state);
+            }
           }
           return out.send(Mono.just(Unpooled.wrappedBuffer(body)));
         })

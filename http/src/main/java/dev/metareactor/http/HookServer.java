@@ -9,6 +9,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.opentelemetry.api.OpenTelemetry;
 import java.net.InetSocketAddress;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -52,6 +54,8 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code ETag} (a hash of its bytes) and a request whose {@code If-None-Match} matches gets 304 — the protocol
  * Metacontroller's {@code etag} option speaks.
  *
+ * <p>With {@link Builder#tracing}, each call is a span that continues the caller's W3C trace ({@code traceparent}).
+ *
  * <p>Threading: {@link Builder#route} functions run on the server's event loop and must not block; use
  * {@link Builder#routeAsync} for anything that waits.
  */
@@ -73,7 +77,12 @@ public final class HookServer implements AutoCloseable {
   private final ObjectMapper json = JsonMapper.builder().build();
 
   private HookServer(Builder builder) {
-    this.routes = Map.copyOf(builder.routes);
+    HookTracing tracing = builder.tracing == null ? null : new HookTracing(builder.tracing);
+    Map<String, BiFunction<JsonNode, HttpHeaders, Mono<JsonNode>>> served = new LinkedHashMap<>(builder.routes);
+    if (tracing != null) {
+      served.replaceAll(tracing::traced);
+    }
+    this.routes = Map.copyOf(served);
     this.etags = builder.etags;
     this.maxRequestBytes = builder.maxRequestBytes;
     ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
@@ -207,8 +216,20 @@ public final class HookServer implements AutoCloseable {
     private int port;
     private boolean etags;
     private long maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES;
+    private @Nullable OpenTelemetry tracing;
 
     private Builder() {}
+
+    /**
+     * Traces every call of a route in {@code openTelemetry}: a {@code SERVER} span {@code POST <path>} that continues
+     * the caller's trace from the request's headers (the engine's {@code traceparent} with {@code --tracing}), and is
+     * {@link io.opentelemetry.api.trace.Span#current()} while the route's function runs, so that the hook's own
+     * spans nest under it. Not set (the default): no span, no header read.
+     */
+    public Builder tracing(OpenTelemetry openTelemetry) {
+      this.tracing = Objects.requireNonNull(openTelemetry, "openTelemetry");
+      return this;
+    }
 
     /** The interface to bind; loopback by default. */
     public Builder host(String newHost) {

@@ -9,6 +9,7 @@ import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.RetrySettings;
 import dev.metareactor.engine.config.ShardingSettings;
 import dev.metareactor.engine.config.SyncRecording;
+import dev.metareactor.engine.config.TracingSettings;
 import dev.metareactor.http.GoDuration;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -203,6 +204,17 @@ public final class EngineCommand implements Callable<Integer> {
       description = "What each controller's recordings may take; the oldest go first (default: ${DEFAULT-VALUE}).")
   long recordSyncsMaxSize;
 
+  @Option(names = {"--tracing", "-tracing"}, defaultValue = "false", fallbackValue = "true", arity = "0..1",
+      description = "Trace every sync with OpenTelemetry (a span for the sync, its hook calls, each write and the"
+          + " status) and send W3C traceparent headers to hooks; the OTEL_* environment configures the exporter"
+          + " (OTLP over HTTP by default; OTEL_TRACES_EXPORTER=none exports nothing). Default: ${DEFAULT-VALUE}.")
+  boolean tracing;
+
+  @Option(names = {"--tracing-sample-ratio", "-tracing-sample-ratio"}, paramLabel = "RATIO", defaultValue = "1.0",
+      description = "With --tracing, the share of syncs traced, 0 to 1 (default: ${DEFAULT-VALUE});"
+          + " OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, when set, win.")
+  double tracingSampleRatio;
+
   private final Function<EngineOptions, Integer> runner;
 
   /** @param runner runs the engine with the parsed options and returns the exit code */
@@ -260,6 +272,7 @@ public final class EngineCommand implements Callable<Integer> {
         .shutdownTimeout(shutdownTimeout)
         .recording(new SyncRecording(recordSyncs.isBlank() ? Optional.empty() : Optional.of(Path.of(recordSyncs)),
             recordSyncsMaxSize))
+        .tracing(new TracingSettings(tracing, tracingSampleRatio))
         .build();
   }
 

@@ -35,6 +35,7 @@ import org.jspecify.annotations.Nullable;
  *     {@code HookClientOptions#answerMemoryBytes()}
  * @param shutdownTimeout how long in-flight syncs may take to finish on SIGTERM ({@code --shutdown-timeout})
  * @param recording where syncs are recorded ({@code --record-syncs}), if anywhere
+ * @param tracing whether syncs are traced ({@code --tracing}, {@code --tracing-sample-ratio})
  */
 public record EngineOptions(
     String kubeconfig,
@@ -56,7 +57,8 @@ public record EngineOptions(
     int apiConcurrency,
     long hookMaxResponseSize,
     Duration shutdownTimeout,
-    SyncRecording recording) {
+    SyncRecording recording,
+    TracingSettings tracing) {
 
   public EngineOptions {
     Objects.requireNonNull(kubeconfig, "kubeconfig");
@@ -92,6 +94,7 @@ public record EngineOptions(
     }
     Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
     Objects.requireNonNull(recording, "recording");
+    Objects.requireNonNull(tracing, "tracing");
     if (shutdownTimeout.isNegative()) {
       throw new IllegalArgumentException("--shutdown-timeout must not be negative, got " + shutdownTimeout);
     }
@@ -125,6 +128,7 @@ public record EngineOptions(
     builder.hookMaxResponseSize = hookMaxResponseSize;
     builder.shutdownTimeout = shutdownTimeout;
     builder.recording = recording;
+    builder.tracing = tracing;
     return builder;
   }
 
@@ -154,6 +158,7 @@ public record EngineOptions(
     private long hookMaxResponseSize;
     private @Nullable Duration shutdownTimeout;
     private SyncRecording recording = SyncRecording.OFF;
+    private TracingSettings tracing = TracingSettings.OFF;
 
     private Builder() {}
 
@@ -257,12 +262,18 @@ public record EngineOptions(
       return this;
     }
 
+    public Builder tracing(TracingSettings tracing) {
+      this.tracing = tracing;
+      return this;
+    }
+
     /** @throws IllegalArgumentException (or NullPointerException for an unset option) naming what is wrong */
     @SuppressWarnings("NullAway") // an unset option is null here: the constructor rejects it by name
     public EngineOptions build() {
       return new EngineOptions(kubeconfig, discoveryInterval, cacheFlushInterval, metricsAddress, healthProbeAddress,
           profilingAddress, apiRate, workers, eventRate, leaderElection, sharding, targetLabelSelector, applyStrategy,
-          ssaFieldManager, logging, retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout, recording);
+          ssaFieldManager, logging, retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout, recording,
+          tracing);
     }
   }
 

@@ -305,7 +305,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
           wired = wire(wiring, resources);
         }
         sync = wired;
-        runner = new SyncRunner<>(log, kind, name, wired, metrics, context.fence(), context.events(), recorder());
+        runner = new SyncRunner<>(log, kind, name, wired, metrics, context.fence(), context.events(), recorder(),
+            context.tracing());
         holdings.untilStop(shard.join(wired.syncedResources().stream()
                 .map(type -> new ShardedController.Synced(type.resource(), type::responsibleFor)).toList(),
             which -> {

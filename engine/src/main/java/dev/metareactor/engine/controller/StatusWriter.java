@@ -5,6 +5,10 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.tracing.SyncTrace;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.SpanKind;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -45,6 +49,10 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class StatusWriter {
 
+  private static final AttributeKey<String> KIND = AttributeKey.stringKey("k8s.object.kind");
+  private static final AttributeKey<String> NAMESPACE = AttributeKey.stringKey("k8s.namespace.name");
+  private static final AttributeKey<String> NAME = AttributeKey.stringKey("k8s.object.name");
+
   private final ObjectApi api;
   private final WrittenStatus written = new WrittenStatus();
 
@@ -72,6 +80,14 @@ public final class StatusWriter {
     Mono<ObjectApi.Written> write = resource.hasStatusSubresource()
         ? api.patchStatus(resource, cached.namespace(), cached.name(), ObjectApi.PatchType.JSON, patch)
         : api.patch(resource, cached.namespace(), cached.name(), ObjectApi.PatchType.JSON, patch);
+    // In a traced sync, one span for the status write and what a refusal takes (the read after a 422).
+    return SyncTrace.child("write status", SpanKind.INTERNAL, Attributes.of(KIND, resource.kind(), NAMESPACE,
+        cached.namespace(), NAME, cached.name()), ended(resource, cached, status, write));
+  }
+
+  /** How {@code write} ends, as {@link #write} says. */
+  private Mono<Boolean> ended(ApiResource resource, KubeObject cached, ObjectNode status,
+      Mono<ObjectApi.Written> write) {
     return write.doOnNext(done -> written.wrote(cached, status)).thenReturn(true)
         .onErrorResume(refused -> switch (ApiException.codeOf(refused)) {
           case 404 -> Mono.just(false);

@@ -6,7 +6,15 @@ import dev.metareactor.engine.hook.RetryAfterException;
 import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.shard.Handover;
+import dev.metareactor.engine.tracing.SyncCauses;
+import dev.metareactor.engine.tracing.SyncTrace;
+import dev.metareactor.engine.tracing.Tracing;
 import dev.metareactor.http.AnswerScope;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanBuilder;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -40,6 +48,7 @@ final class SyncRunner<K extends SyncKey> {
   private final WriteFence fence;
   private final EventRecorder events;
   private final @Nullable SyncRecorder recorder;
+  private final Tracing tracing;
   /** Whether the last sync was refused by the {@link WriteFence} (logged at info once, not for every key). */
   private final AtomicBoolean fenced = new AtomicBoolean();
 
@@ -50,13 +59,17 @@ final class SyncRunner<K extends SyncKey> {
    */
   SyncRunner(Logger log, String kind, String name, ObjectSync<K> sync, SyncMetrics metrics, WriteFence fence,
       EventRecorder events) {
-    this(log, kind, name, sync, metrics, fence, events, null);
+    this(log, kind, name, sync, metrics, fence, events, null, Tracing.OFF);
   }
 
-  /** @param recorder records each run ({@code --record-syncs}), or {@code null} */
+  /**
+   * @param recorder records each run ({@code --record-syncs}), or {@code null}
+   * @param tracing traces each run ({@code --tracing}), or {@link Tracing#OFF}
+   */
   SyncRunner(Logger log, String kind, String name, ObjectSync<K> sync, SyncMetrics metrics, WriteFence fence,
-      EventRecorder events, @Nullable SyncRecorder recorder) {
+      EventRecorder events, @Nullable SyncRecorder recorder, Tracing tracing) {
     this.recorder = recorder;
+    this.tracing = Objects.requireNonNull(tracing, "tracing");
     this.log = Objects.requireNonNull(log, "log");
     this.kind = Objects.requireNonNull(kind, "kind");
     this.name = Objects.requireNonNull(name, "name");
@@ -66,16 +79,46 @@ final class SyncRunner<K extends SyncKey> {
     this.events = Objects.requireNonNull(events, "events");
   }
 
-  /** One run of {@code key}; whatever happens ends in an outcome for the queue. */
+  /**
+   * One run of {@code key}; whatever happens ends in an outcome for the queue. The queue hands over the key alone,
+   * so a traced run's causes are {@link SyncCauses#UNKNOWN} until it hands over what it recorded of them.
+   */
   Mono<Outcome> run(K key) {
+    return tracing.on() ? traced(key, SyncCauses.UNKNOWN) : recorded(key, error -> { });
+  }
+
+  /**
+   * One run of {@code key} in a span of its own, the root of the sync's trace: {@code sync <controller>}, with the
+   * controller's kind and name, the key's namespace and name, what the queue knows of the run ({@code causes}) and,
+   * when it ends, its outcome; a failure recorded as the span's error.
+   */
+  private Mono<Outcome> traced(K key, SyncCauses causes) {
+    return Mono.defer(() -> {
+      SyncTrace root = new SyncTrace(tracing.tracer(), Context.root());
+      SpanBuilder builder = root.child("sync " + name, SpanKind.INTERNAL)
+          .setAttribute("metareactor.controller.kind", kind)
+          .setAttribute("metareactor.controller.name", name)
+          .setAttribute("k8s.namespace.name", key.namespace())
+          .setAttribute("k8s.object.name", key.name())
+          .setAttribute("metareactor.sync.key", key.toString());
+      causes.describe(builder);
+      Span span = builder.startSpan();
+      return root.traced(span, recorded(key, error -> SyncTrace.failed(span, error))
+          .doOnNext(outcome -> span.setAttribute("metareactor.sync.outcome", outcome.kind().name().toLowerCase(
+              Locale.ROOT))));
+    });
+  }
+
+  /** One run of {@code key}, recorded with {@code --record-syncs}; {@code failed} is told of a failure. */
+  private Mono<Outcome> recorded(K key, Consumer<Throwable> failed) {
     SyncRecorder recording = recorder;
     if (recording == null) {
-      return run(key, error -> { });
+      return run(key, failed);
     }
     return Mono.defer(() -> {
       SyncRecord record = new SyncRecord();
       AtomicReference<Throwable> failure = new AtomicReference<>();
-      return run(key, failure::set)
+      return run(key, failed.andThen(failure::set))
           .doOnNext(outcome -> recording.save(key, record, outcome, failure.get(), sync.shape().ownedField(),
               sync.shape().otherAnswerFields()))
           .contextWrite(SyncRecord.context(record));

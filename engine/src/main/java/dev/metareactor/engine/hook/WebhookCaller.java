@@ -2,10 +2,15 @@ package dev.metareactor.engine.hook;
 
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.WriteFence;
+import dev.metareactor.engine.tracing.SyncTrace;
 import dev.metareactor.http.CacheKey;
 import dev.metareactor.http.Hook;
 import dev.metareactor.http.HookResponse;
 import dev.metareactor.http.HookRetryAfterException;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanBuilder;
+import io.opentelemetry.api.trace.SpanKind;
+import java.net.URI;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -67,19 +72,53 @@ public final class WebhookCaller implements HookCaller {
 
   @Override
   public Mono<JsonNode> call(JsonNode request, RootObject root) {
-    return Mono.defer(() -> {
+    return Mono.deferContextual(context -> {
       String refusal = fence.refusal();
-      return refusal != null ? Mono.error(new WriteFence.Refused("hook call", refusal)) : send(request, root);
+      if (refusal != null) {
+        return Mono.error(new WriteFence.Refused("hook call", refusal));
+      }
+      SyncTrace trace = SyncTrace.of(context);
+      return trace == null ? send(request, root, null) : traced(trace, request, root);
     });
   }
 
-  private Mono<JsonNode> send(JsonNode request, RootObject root) {
+  /**
+   * The call in a {@code CLIENT} span {@code hook <type>} under the sync's current span, whose W3C headers the
+   * request carries: the hook's endpoint ({@code server.address}, {@code server.port}, {@code url.path}; never the
+   * query, which may hold credentials), the object it is about, and from the answer whether it came from the ETag
+   * cache and how many attempts it took.
+   */
+  private Mono<JsonNode> traced(SyncTrace trace, JsonNode request, RootObject root) {
+    Hook hook = target.hook();
+    SpanBuilder span = trace.child("hook " + (hook == null ? "unusable" : hook.identity().hookType()),
+            SpanKind.CLIENT)
+        .setAttribute("http.request.method", "POST")
+        .setAttribute("metareactor.hook.object", root.kind() + " "
+            + KubeObject.namespacedName(root.namespace(), root.name()));
+    if (hook != null) {
+      URI uri = hook.spec().endpoint().uri();
+      span.setAttribute("server.address", String.valueOf(uri.getHost()))
+          .setAttribute("url.path", String.valueOf(uri.getRawPath()));
+      if (uri.getPort() > 0) {
+        span.setAttribute("server.port", (long) uri.getPort());
+      }
+    }
+    return trace.hookCall(span, started -> send(request, root, started));
+  }
+
+  /** @param span the call's span, told what the answer says of the call; {@code null} when not traced */
+  private Mono<JsonNode> send(JsonNode request, RootObject root, @Nullable Span span) {
     Target current = target;
     Hook hook = current.hook();
     if (hook == null) {
       return Mono.error(new IllegalStateException(current.problem()));
     }
-    Mono<JsonNode> answer = hook.call(request, new CacheKey(root.kind(), root.namespace(), root.name()))
+    Mono<HookResponse> response = hook.call(request, new CacheKey(root.kind(), root.namespace(), root.name()));
+    if (span != null) {
+      response = response.doOnNext(answer -> span.setAttribute("metareactor.hook.etag_cached", answer.cached())
+          .setAttribute("metareactor.hook.attempts", (long) answer.attempts()));
+    }
+    Mono<JsonNode> answer = response
         .publishOn(continueOn)
         .map(HookResponse::body);
     if (LOG.isTraceEnabled()) {

@@ -8,6 +8,7 @@ import dev.metareactor.engine.informer.Informers;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.shard.Sharding;
+import dev.metareactor.engine.tracing.Tracing;
 import dev.metareactor.http.HookClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
@@ -27,6 +28,7 @@ import java.util.Objects;
  * @param sharding {@code --sharding}: this replica's share of every controller's parents, or none
  * @param fence whether this replica may act now (its lease held by its own clock); a controller asks it before
  *     each sync, and {@code api}'s writes are fenced by it too
+ * @param tracing {@code --tracing}: each sync traced, or {@link Tracing#OFF}
  */
 public record ControllerContext(
     EngineOptions options,
@@ -38,7 +40,8 @@ public record ControllerContext(
     MeterRegistry meters,
     Scheduling scheduling,
     Sharding sharding,
-    WriteFence fence) {
+    WriteFence fence,
+    Tracing tracing) {
 
   public ControllerContext {
     Objects.requireNonNull(options, "options");
@@ -51,12 +54,20 @@ public record ControllerContext(
     Objects.requireNonNull(scheduling, "scheduling");
     Objects.requireNonNull(sharding, "sharding");
     Objects.requireNonNull(fence, "fence");
+    Objects.requireNonNull(tracing, "tracing");
+  }
+
+  /** The same services without tracing. */
+  public ControllerContext(EngineOptions options, DiscoveredResources discovery, Informers informers, ObjectApi api,
+      EventRecorder events, HookClient hooks, MeterRegistry meters, Scheduling scheduling, Sharding sharding,
+      WriteFence fence) {
+    this(options, discovery, informers, api, events, hooks, meters, scheduling, sharding, fence, Tracing.OFF);
   }
 
   /** The same services without sharding or a lease (a single replica syncs every parent). */
   public ControllerContext(EngineOptions options, DiscoveredResources discovery, Informers informers, ObjectApi api,
       EventRecorder events, HookClient hooks, MeterRegistry meters, Scheduling scheduling) {
     this(options, discovery, informers, api, events, hooks, meters, scheduling, Sharding.disabled(),
-        WriteFence.OPEN);
+        WriteFence.OPEN, Tracing.OFF);
   }
 }

@@ -29,6 +29,8 @@ import dev.metareactor.engine.shard.Membership;
 import dev.metareactor.engine.shard.ShardAssigner;
 import dev.metareactor.engine.shard.ShardKeys;
 import dev.metareactor.engine.shard.Sharding;
+import dev.metareactor.engine.tracing.Tracing;
+import dev.metareactor.engine.tracing.TracingObjectApi;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
 import dev.metareactor.http.ManagementServer;
@@ -167,10 +169,13 @@ public final class Engine implements AutoCloseable {
     }
     WriteFence fence = writeFence();
     kube.fenceWrites(fence);
-    // With --record-syncs, the writes of a recorded sync are added to its record.
-    ObjectApi writes = options.recording().dir().isPresent() ? new SyncRecordingApi(api) : api;
+    // With --record-syncs, the writes of a recorded sync are added to its record; with --tracing, they are spans.
+    ObjectApi recorded = options.recording().dir().isPresent() ? new SyncRecordingApi(api) : api;
+    Tracing tracing = Tracing.start(options.tracing());
+    resources.push(tracing);
+    ObjectApi writes = tracing.on() ? new TracingObjectApi(recorded) : recorded;
     ControllerContext context = new ControllerContext(options, discovery, informers, writes, events, hookClient,
-        meters, scheduling, sharding, fence);
+        meters, scheduling, sharding, fence, tracing);
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
     this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),
         new ControllerHost(DecoratorController.kind(), context, target),

@@ -1,19 +1,15 @@
 package dev.metareactor.engine.controller;
 
-import static dev.metareactor.engine.testing.ObjectEvents.added;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.cli.EngineCommand;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.Scheduling;
-import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.HostedController;
-import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
-import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.engine.testing.FakeInformers;
 import dev.metareactor.engine.testing.FixedDiscovery;
@@ -23,7 +19,6 @@ import dev.metareactor.http.HookClientOptions;
 import dev.metareactor.http.HookServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -37,10 +32,6 @@ import tools.jackson.databind.node.ObjectNode;
  * is synced.
  */
 class FencedSyncTest {
-
-  private static final ApiResource THINGS =
-      new ApiResource("test.metareactor.dev", "v1", "things", "Thing", true, Set.of("status"));
-  private static final ApiResource CONFIG_MAPS = new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
 
   private final RecordingApi api = new RecordingApi();
   private final FakeInformers informers = new FakeInformers();
@@ -70,27 +61,16 @@ class FencedSyncTest {
 
   @Test
   void aSyncThatTheFenceRefusesCallsNoHookAndWritesNothingUntilItLets() {
-    ControllerContext context = new ControllerContext(EngineCommand.parse(), new FixedDiscovery(THINGS, CONFIG_MAPS),
+    ControllerContext context = new ControllerContext(EngineCommand.parse(),
+        new FixedDiscovery(HostedThings.THINGS, HostedThings.CONFIG_MAPS),
         informers, api, new EventRecorder(api, new RateLimit(100, 100), Scheduling.production().wallClock(), "test"),
         hooks, new SimpleMeterRegistry(), Scheduling.production(), Sharding.disabled(), () -> {
           asked.incrementAndGet();
           return refusal.get();
         });
-    controller = CompositeController.kind().factory().create(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
-        {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
-         "metadata": {"name": "things", "uid": "controller-uid"},
-         "spec": {"generateSelector": true,
-                  "parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
-                  "childResources": [{"apiVersion": "v1", "resource": "configmaps"}],
-                  "hooks": {"sync": {"webhook": {"url": "%s"}}}}}""".formatted(hook.url("/sync")))), context);
-    controller.start().subscribe();
-    await().until(() -> controller.phase() == HostedController.Phase.RUNNING);
+    controller = HostedThings.started(context, hook.url("/sync"));
 
-    KubeObject parent = KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
-        {"apiVersion": "test.metareactor.dev/v1", "kind": "Thing",
-         "metadata": {"name": "a", "namespace": "team", "uid": "a-uid", "generation": 1, "resourceVersion": "7"},
-         "spec": {}}"""));
-    informers.of(THINGS).put(parent).deliver(added(parent));
+    HostedThings.addParent(informers);
     // Asked again and again: each refused sync is retried after the key's backoff.
     await().atMost(Duration.ofSeconds(10)).until(() -> asked.get() >= 3);
     assertThat(hookCalls).as("hook calls while the fence refuses").hasValue(0);

@@ -1,6 +1,7 @@
 package dev.metareactor.examples.hello;
 
 import dev.metareactor.http.HookServer;
+import io.opentelemetry.api.trace.Span;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -11,6 +12,10 @@ import tools.jackson.databind.node.ObjectNode;
  * status {@code {greeting, observedChildren}}.
  *
  * <p>{@code java -jar hello-hook.jar [PORT]} serves {@code POST http://127.0.0.1:PORT/sync} (default port 8080).
+ *
+ * <p>With {@code OTEL_TRACES_EXPORTER} or {@code OTEL_EXPORTER_OTLP_ENDPOINT} set, each call is a span that continues
+ * the engine's trace ({@code metareactor --tracing} sends {@code traceparent}), exported as the {@code OTEL_*}
+ * environment says (OTLP over HTTP by default); see {@link HelloTracing}.
  */
 public final class HelloHook {
 
@@ -42,6 +47,8 @@ public final class HelloHook {
    */
   static JsonNode sync(JsonNode request) {
     Hello hello = Hello.from(request);
+    // The call's span (a no-op one when not traced): what this hook adds to the engine's trace.
+    Span.current().setAttribute("hello.who", hello.who());
     ObjectNode response = NODES.objectNode();
     ObjectNode configMap = response.putArray("children").addObject()
         .put("apiVersion", "v1")
@@ -61,7 +68,9 @@ public final class HelloHook {
     }
     int port = args.length == 1 ? Integer.parseInt(args[0]) : 8080;
     // sync() builds a small JSON object and does not block, so it may run on the event loop (route, not routeAsync).
-    HookServer server = HookServer.builder().port(port).route("/sync", HelloHook::sync).start();
+    HookServer.Builder builder = HookServer.builder().port(port).route("/sync", HelloHook::sync);
+    HelloTracing.fromEnvironment().ifPresent(builder::tracing);
+    HookServer server = builder.start();
     // On SIGTERM or Ctrl-C, let requests in flight finish before the JVM exits.
     Runtime.getRuntime().addShutdownHook(new Thread(server::close, "hello-hook-shutdown"));
     System.err.println("hello-hook: serving " + server.url("/sync"));
