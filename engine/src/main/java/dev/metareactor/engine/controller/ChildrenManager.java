@@ -36,6 +36,9 @@ import tools.jackson.databind.node.ArrayNode;
  *       leaves them, {@code Recreate} deletes them once the applier confirms the change (the next sync creates them
  *       again), {@code InPlace} writes them. Children being deleted are left alone.</li>
  * </ul>
+ * When the hook orders its children ({@link ChildOrder}, {@code metareactor.dev/order}), a sync writes only what
+ * the order lets it: the next children once those before them exist and pass their status checks, deletions highest
+ * order first.
  * Every write is attempted even when some fail (a failed delete must not block a create); the failures are
  * reported together at the end. Not found on delete or update and conflicts on update are not failures: the next
  * event brings the parent back.
@@ -139,7 +142,7 @@ public final class ChildrenManager {
   public Mono<Void> manage(KubeObject parent, Map<ChildType, List<KubeObject>> observed,
       List<DesiredChild> desired, WrittenChildren.Recorder recorder) {
     List<Mono<Void>> writes = new ArrayList<>();
-    undesired(observed, desired).forEach((type, children) ->
+    ChildOrder.deletable(undesired(observed, desired), observed, desired).forEach((type, children) ->
         children.forEach(child -> writes.add(delete(type, child, "no longer desired"))));
     Map<ChildType, Map<String, KubeObject>> existing = new HashMap<>();
     observed.forEach((type, children) -> {
@@ -147,7 +150,12 @@ public final class ChildrenManager {
       children.forEach(c -> byKey.put(key(c.namespace(), c.name()), c));
       existing.put(type, byKey);
     });
-    for (DesiredChild child : desired) {
+    List<DesiredChild> writable = ChildOrder.writable(desired, observed);
+    if (writable.size() < desired.size()) {
+      LOG.debug("{}: {} of {} desired children wait for those ordered before them ({})", parent.describe(),
+          desired.size() - writable.size(), desired.size(), ChildOrder.ANNOTATION);
+    }
+    for (DesiredChild child : writable) {
       KubeObject current = existing.getOrDefault(child.type(), Map.of())
           .get(key(child.namespace(), child.name()));
       writes.add(current == null ? create(parent, child, recorder) : update(parent, current, child));

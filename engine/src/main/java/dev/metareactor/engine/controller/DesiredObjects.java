@@ -124,6 +124,7 @@ public final class DesiredObjects {
       withoutEngineKeys(metadata, "labels", description);
       withoutEngineKeys(metadata, "annotations", description);
       completion.complete(metadata, description);
+      ChildOrder.of(metadata, field + "[" + i + "]: " + description);
       Integer previous = seen.put(apiVersion + " " + kind + " " + namespace + "/" + name, i);
       if (previous != null) {
         throw new HookResponseException(field + "[" + previous + "] and " + field + "[" + i + "] are both "

@@ -10,15 +10,21 @@ import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.http.HookServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.node.ObjectNode;
@@ -131,6 +137,42 @@ class CompositeOperationsIT extends CompositeTestBase {
     assertThat(engine.hasEvent(cluster.namespace(), "expired", "DeletedByHook", "(deleteParent)")).isTrue();
     awaitChild("kept-a", "one");
     assertThat(parents.in(client).withName("kept").get()).isNotNull();
+  }
+
+  /**
+   * Children ordered by {@code metareactor.dev/order} (upstream GoogleCloudPlatform/metacontroller#123: the volume
+   * claims before the StatefulSet) are created one order at a time, each once those before it exist, and deleted in
+   * reverse, highest order first: three phases each way, as the API server saw them.
+   */
+  @Test
+  void orderedChildrenAreCreatedInTheirOrderAndDeletedInReverse() throws Exception {
+    parents = ParentCrd.create(cluster, "Ordered");
+    controller(parents, "InPlace", "");
+    List<String> deleted = new CopyOnWriteArrayList<>();
+    try (Watch watch = client.configMaps().inNamespace(cluster.namespace()).watch(new Watcher<>() {
+      @Override
+      public void eventReceived(Action action, ConfigMap configMap) {
+        if (action == Action.DELETED) {
+          deleted.add(configMap.getMetadata().getName());
+        }
+      }
+
+      @Override
+      public void onClose(WatcherException cause) { }
+    })) {
+      Map<String, Object> spec = new HashMap<>(spec(List.of("c", "a", "b"), "one"));
+      spec.put("orders", Map.of("ordered-a", "0", "ordered-b", "1", "ordered-c", "2"));
+      createParent("ordered", spec);
+      awaitChild("ordered-c", "one");
+      List<Long> created = Stream.of("ordered-a", "ordered-b", "ordered-c").map(name -> Long.parseLong(
+          client.configMaps().withName(name).get().getMetadata().getResourceVersion())).toList();
+      assertThat(created).as("created a, then b, then c").isSorted().doesNotHaveDuplicates();
+
+      spec.put("names", List.of());
+      patchParent("ordered", Map.of("spec", spec));
+      await().atMost(TIMEOUT).until(() -> deleted.size() == 3);
+      assertThat(deleted).containsExactly("ordered-c", "ordered-b", "ordered-a");
+    }
   }
 
   /**

@@ -5,14 +5,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.config.ApplyStrategy;
+import dev.metareactor.engine.controller.ChildOrder;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.hook.HookResponseException;
+import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
 import dev.metareactor.engine.testing.RecordingApi;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -565,5 +569,59 @@ class CompositeSyncTest {
     allowing.sync("p");
 
     assertThat(allowing.api().actions()).extracting(RecordingApi.Action::verb).doesNotContain("delete");
+  }
+
+  /** A ConfigMap child {@code name} of {@code order} ({@code metareactor.dev/order}), as the hook answers it. */
+  private static String orderedChild(String name, int order) {
+    return """
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "%s", "namespace": "team",
+          "annotations": {"%s": "%d"}}, "data": {"value": "v"}}""".formatted(name, ChildOrder.ANNOTATION, order);
+  }
+
+  private void answerOrdered(String... children) {
+    whole.set("{\"status\": {}, \"children\": [" + String.join(", ", children) + "]}");
+  }
+
+  /** What the last sync wrote to ConfigMaps, {@code <verb> <name>} each, and forgets it. */
+  private List<String> childWrites() {
+    List<String> writes = api.actions().stream().filter(action -> action.resource().equals("configmaps"))
+        .map(action -> action.verb() + " " + action.name()).toList();
+    api.clearActions();
+    return writes;
+  }
+
+  @Test
+  void orderedChildrenAreCreatedOneOrderASyncOnceTheOnesBeforeThemExistAndDeletedInReverse() {
+    parentWithStatus("{\"observedGeneration\": 1}");
+    List<String> children = List.of(orderedChild("first", 0), orderedChild("second", 1), orderedChild("third", 2));
+    answerOrdered(children.get(2), children.get(0), children.get(1));
+    List<KubeObject> created = new ArrayList<>();
+    for (String child : children) {
+      run();
+      assertThat(childWrites()).as("one order a sync").containsExactly("create " + KubeJson.mapper().readTree(child)
+          .path("metadata").path("name").asString());
+      created.add(fixture.childAsCreated(parent, (ObjectNode) KubeJson.mapper().readTree(child)));
+    }
+    run();
+    assertThat(childWrites()).as("converged").isEmpty();
+
+    answerOrdered();
+    Collections.reverse(created);
+    for (KubeObject child : created) {
+      run();
+      assertThat(childWrites()).as("highest order first").containsExactly("delete " + child.name());
+      fixture.configMaps().deliver(new ObjectEvent(ObjectEvent.Type.DELETED, null, child));
+    }
+  }
+
+  @Test
+  void anOrderThatIsNotAnIntegerRefusesTheAnswerWhole() {
+    parentWithStatus("{}");
+    answerOrdered(orderedChild("first", 0).replace("\"0\"", "\"soon\""));
+
+    assertThatThrownBy(this::run).isInstanceOf(HookResponseException.class)
+        .hasMessageContaining("metadata.annotations[metareactor.dev/order] must be an integer in a string, got"
+            + " \"soon\"");
+    assertThat(api.actions()).isEmpty();
   }
 }

@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller.composite;
 
+import dev.metareactor.engine.controller.ChildOrder;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,6 +93,10 @@ final class ConfigMapHook implements Function<JsonNode, JsonNode> {
     JsonNode labels = parent.path("spec").path("labels");
     if (labels.isObject()) {
       metadata.set("labels", labels.deepCopy());
+    }
+    JsonNode order = parent.path("spec").path("orders").path(childName);
+    if (order.isString()) {
+      metadata.putObject("annotations").put(ChildOrder.ANNOTATION, order.asString());
     }
     child.putObject("data").put("value", parent.path("spec").path("value").asString());
     return metadata;
