@@ -2,13 +2,9 @@ package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.ControllerSpec;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
-import dev.metareactor.engine.api.HookSpec;
-import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.RecordSyncsAnnotation;
 import dev.metareactor.engine.api.ResourceRule;
-import dev.metareactor.engine.api.ShadowAnnotations;
 import dev.metareactor.engine.api.WorkersAnnotation;
-import dev.metareactor.engine.config.SyncRecording;
 import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookConfig;
@@ -17,14 +13,11 @@ import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.HostedController;
 import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.ApiResource;
-import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
-import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.queue.WorkQueueOptions;
 import dev.metareactor.engine.shard.ShardParticipant;
 import dev.metareactor.engine.shard.ShardedController;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -38,8 +31,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.MissingNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -65,7 +56,6 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
 
   private static final Duration SYNC_POLL = Duration.ofMillis(50);
   private static final Duration MIN_RESYNC_PERIOD = Duration.ofSeconds(1);
-  private static final int RETIRE_WRITES_IN_PARALLEL = 8;
 
   private final Logger log = LoggerFactory.getLogger(getClass());
   private final String kind;
@@ -127,31 +117,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     spec.hooksByName().forEach((hookName, hook) ->
         configs.put(hookName, HookConfig.of(hook, spec.endpointConfigs(), hookName)));
     this.hookConfigs = Collections.unmodifiableMap(configs);
-    this.shadowConfigs = shadowConfigs(controllerObject, spec);
-  }
-
-  /**
-   * The shadow hooks the object's annotations name ({@link ShadowAnnotations}), each a webhook of the URL alone with
-   * the version and timeout of the hook it stands beside: never the real hook's credentials or TLS material, which
-   * are not the shadow's to receive.
-   *
-   * @throws dev.metareactor.engine.api.InvalidControllerException naming the annotation for a hook the object does
-   *     not define, or a URL that is not one
-   */
-  private static Map<String, HookConfig> shadowConfigs(KubeObject object, ControllerSpec spec) {
-    Map<String, HookConfig> shadows = new LinkedHashMap<>();
-    ShadowAnnotations.urls(object.annotations()).forEach((hook, url) -> {
-      String field = "metadata.annotations[" + ShadowAnnotations.key(hook) + "]";
-      HookSpec real = spec.hooksByName().getOrDefault(hook, Optional.empty()).orElseThrow(() ->
-          new InvalidControllerException(field + ": the controller has no " + hook + " hook to shadow"));
-      ObjectNode webhook = KubeJson.nodes().objectNode().put("url", url);
-      JsonNode timeout = real.webhook().get("timeout");
-      if (timeout != null) {
-        webhook.set("timeout", timeout);
-      }
-      shadows.put(hook, HookConfig.of(new HookSpec(real.version(), webhook), MissingNode.getInstance(), field));
-    });
-    return Collections.unmodifiableMap(shadows);
+    this.shadowConfigs = Shadow.configs(controllerObject, spec);
   }
 
   // ---- what each kind says
@@ -215,7 +181,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         }
         Objects.requireNonNull(hookMaterials, "made in begin()").refresh();
         phase = Phase.RUNNING;
-        return new Syncs(Objects.requireNonNull(sync, "made in begin()"),
+        return new OneShotSyncs<>(Objects.requireNonNull(sync, "made in begin()"),
             Objects.requireNonNull(runner, "made in begin()"));
       }
     }));
@@ -233,52 +199,6 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
           .publishOn(context.scheduling().blocking())
           .flatMap(resources -> begin(resources) ? awaitSynced() : Mono.empty());
     });
-  }
-
-  /** The keys of a controller begun for one-shot syncs, each synced by the runner its workers would use. */
-  private final class Syncs implements OneShot {
-    private final ObjectSync<K> wired;
-    private final SyncRunner<K> syncs;
-
-    Syncs(ObjectSync<K> wired, SyncRunner<K> syncs) {
-      this.wired = wired;
-      this.syncs = syncs;
-    }
-
-    @Override
-    public List<Unit> units() {
-      return wired.responsibleKeys().stream().<Unit>map(key -> new Unit() {
-        @Override
-        public String namespace() {
-          return key.namespace();
-        }
-
-        @Override
-        public String name() {
-          return key.name();
-        }
-
-        @Override
-        public String about() {
-          return key.about();
-        }
-
-        @Override
-        public Optional<KubeObject> object() {
-          return wired.cached(key);
-        }
-
-        @Override
-        public Mono<Outcome> sync() {
-          return syncs.run(key);
-        }
-
-        @Override
-        public String toString() {
-          return key.toString();
-        }
-      }).toList();
-    }
   }
 
   /** Takes the informers and wires events; {@code false} if the controller was stopped meanwhile. */
@@ -305,7 +225,9 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
           wired = wire(wiring, resources);
         }
         sync = wired;
-        runner = new SyncRunner<>(log, kind, name, wired, metrics, context.fence(), context.events(), recorder(),
+        runner = new SyncRunner<>(log, kind, name, wired, metrics, context.fence(), context.events(),
+            SyncRecorder.of(context.options().recording(), controllerObject, context.scheduling(), kind, name,
+                this::reportHookProblem),
             context.tracing());
         holdings.untilStop(shard.join(wired.syncedResources().stream()
                 .map(type -> new ShardedController.Synced(type.resource(), type::responsibleFor)).toList(),
@@ -320,26 +242,6 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         holdings.release();
         throw e;
       }
-    }
-  }
-
-  /**
-   * The recorder of this controller's syncs: with {@code --record-syncs} when the object asks for it
-   * ({@link RecordSyncsAnnotation}), else {@code null}.
-   */
-  private @Nullable SyncRecorder recorder() {
-    SyncRecording recording = context.options().recording();
-    if (recording.dir().isEmpty() || !RecordSyncsAnnotation.enabled(controllerObject.annotations())) {
-      return null;
-    }
-    try {
-      return new SyncRecorder(recording.dir().get(), recording.maxBytesPerController(),
-          context.scheduling().blocking(), context.scheduling().wallClock(), kind, name);
-    } catch (UncheckedIOException e) {
-      // Recording never stops syncing: the controller runs unrecorded, and says why once.
-      reportHookProblem("cannot record syncs: " + e.getMessage()
-          + (e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")"));
-      return null;
     }
   }
 
@@ -423,25 +325,13 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     });
   }
 
-  /**
-   * Removes this controller's finalizer from every object that carries it; after the queue drained, so no sync
-   * adds it back. Failures are logged: the objects stay as they are and can be fixed by hand.
-   */
+  /** After the queue drained (so no sync adds it back), this controller's finalizer off every object. */
   private Mono<Void> removeFinalizers() {
     List<SyncedObject> objects;
     synchronized (lifecycle) {
       objects = sync == null ? List.of() : sync.withFinalizer(); // never wired: nothing was synced
     }
-    return Flux.fromIterable(objects)
-        .flatMap(finalized -> finalizers.remove(finalized.resource(), finalized.object())
-            .doOnNext(updated -> log.info("{} {} is deleted: removed its finalizer from {}", kind, name,
-                finalized.object().describe()))
-            .onErrorResume(e -> {
-              log.error("{} {} is deleted but its finalizer could not be removed from {}: {}", kind, name,
-                  finalized.object().describe(), e.getMessage());
-              return Mono.empty();
-            }), RETIRE_WRITES_IN_PARALLEL)
-        .then();
+    return finalizers.removeFromAll(objects, kind + " " + name);
   }
 
   @Override

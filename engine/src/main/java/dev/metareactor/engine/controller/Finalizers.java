@@ -8,6 +8,9 @@ import dev.metareactor.engine.kube.ObjectApi;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -28,6 +31,9 @@ public final class Finalizers {
   /** The garbage collector's own finalizers: while one is present, the GC is busy with the children. */
   private static final Set<String> GARBAGE_COLLECTOR = Set.of("foregroundDeletion", "orphan");
   private static final int REMOVE_ATTEMPTS = 3;
+  /** How many objects a retiring controller takes its finalizer off at once. */
+  private static final int RETIRE_WRITES_IN_PARALLEL = 8;
+  private static final Logger LOG = LoggerFactory.getLogger(Finalizers.class);
 
   private final String name;
   private final ObjectApi api;
@@ -69,6 +75,23 @@ public final class Finalizers {
     return api.mergePatch(resource, object.namespace(), object.name(), patch)
         .map(ObjectApi.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty());
+  }
+
+  /**
+   * Removes the finalizer from every one of {@code objects} (a controller that was deleted: {@code controller} names
+   * it in the log lines). A failure is logged and leaves that object as it is, to be fixed by hand; the others go on.
+   */
+  public Mono<Void> removeFromAll(List<SyncedObject> objects, String controller) {
+    return Flux.fromIterable(objects)
+        .flatMap(finalized -> remove(finalized.resource(), finalized.object())
+            .doOnNext(updated -> LOG.info("{} is deleted: removed its finalizer from {}", controller,
+                finalized.object().describe()))
+            .onErrorResume(e -> {
+              LOG.error("{} is deleted but its finalizer could not be removed from {}: {}", controller,
+                  finalized.object().describe(), e.getMessage());
+              return Mono.empty();
+            }), RETIRE_WRITES_IN_PARALLEL)
+        .then();
   }
 
   /**

@@ -2,17 +2,26 @@ package dev.metareactor.engine.controller;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.metareactor.engine.api.ControllerSpec;
+import dev.metareactor.engine.api.HookSpec;
+import dev.metareactor.engine.api.InvalidControllerException;
+import dev.metareactor.engine.api.ShadowAnnotations;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookCaller;
+import dev.metareactor.engine.hook.HookConfig;
 import dev.metareactor.engine.hook.SyncResponse;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.http.metrics.MetricCatalogue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -24,6 +33,7 @@ import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.MissingNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -54,6 +64,30 @@ public final class Shadow {
   /** How many objects' last reported generation are remembered (the Event is once per object and generation). */
   private static final int REMEMBERED = 10_000;
   private static final Logger LOG = LoggerFactory.getLogger(Shadow.class);
+
+  /**
+   * The shadow hooks the object's annotations name ({@link ShadowAnnotations}), each a webhook of the URL alone with
+   * the version and timeout of the hook it stands beside: never the real hook's credentials or TLS material, which
+   * are not the shadow's to receive.
+   *
+   * @throws dev.metareactor.engine.api.InvalidControllerException naming the annotation for a hook the object does
+   *     not define, or a URL that is not one
+   */
+  static Map<String, HookConfig> configs(KubeObject object, ControllerSpec spec) {
+    Map<String, HookConfig> shadows = new LinkedHashMap<>();
+    ShadowAnnotations.urls(object.annotations()).forEach((hook, url) -> {
+      String field = "metadata.annotations[" + ShadowAnnotations.key(hook) + "]";
+      HookSpec real = spec.hooksByName().getOrDefault(hook, Optional.empty()).orElseThrow(() ->
+          new InvalidControllerException(field + ": the controller has no " + hook + " hook to shadow"));
+      ObjectNode webhook = KubeJson.nodes().objectNode().put("url", url);
+      JsonNode timeout = real.webhook().get("timeout");
+      if (timeout != null) {
+        webhook.set("timeout", timeout);
+      }
+      shadows.put(hook, HookConfig.of(new HookSpec(real.version(), webhook), MissingNode.getInstance(), field));
+    });
+    return Collections.unmodifiableMap(shadows);
+  }
 
   private final HookCaller caller;
   private final String controller;

@@ -1,7 +1,11 @@
 package dev.metareactor.engine.controller;
 
+import dev.metareactor.engine.api.RecordSyncsAnnotation;
 import dev.metareactor.engine.api.ShadowAnnotations;
+import dev.metareactor.engine.config.Scheduling;
+import dev.metareactor.engine.config.SyncRecording;
 import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.http.HookEndpoint;
 import java.io.IOException;
@@ -19,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -66,6 +71,26 @@ public final class SyncRecorder {
   /** The files written, oldest first, with their sizes; and their total. */
   private final Deque<Map.Entry<Path, Long>> files = new ArrayDeque<>();
   private long total;
+
+  /**
+   * The recorder of a controller's syncs: with {@code --record-syncs} when its object asks for it
+   * ({@link RecordSyncsAnnotation}), else {@code null}. A directory that cannot be used is told to {@code problem}
+   * and the controller runs unrecorded: recording never stops syncing.
+   */
+  static @Nullable SyncRecorder of(SyncRecording recording, KubeObject controllerObject, Scheduling scheduling,
+      String kind, String name, Consumer<String> problem) {
+    if (recording.dir().isEmpty() || !RecordSyncsAnnotation.enabled(controllerObject.annotations())) {
+      return null;
+    }
+    try {
+      return new SyncRecorder(recording.dir().get(), recording.maxBytesPerController(), scheduling.blocking(),
+          scheduling.wallClock(), kind, name);
+    } catch (UncheckedIOException e) {
+      problem.accept("cannot record syncs: " + e.getMessage()
+          + (e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")"));
+      return null;
+    }
+  }
 
   /**
    * @param root {@code --record-syncs}' directory; this controller's files go to {@code <kind>-<name>} under it
