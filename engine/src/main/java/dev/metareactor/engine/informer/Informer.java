@@ -126,8 +126,8 @@ final class Informer {
   /** Keeps the time of {@link #WATCH_SILENCE}. */
   private final Scheduler timer;
 
-  private final Map<String, KubeObject> store = new ConcurrentHashMap<>();
-  private final Map<String, Map<String, Map<String, KubeObject>>> indexes = new ConcurrentHashMap<>();
+  private final Map<Key, KubeObject> store = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Map<Key, KubeObject>>> indexes = new ConcurrentHashMap<>();
   private final List<Handler> handlers = new CopyOnWriteArrayList<>();
 
   /**
@@ -272,11 +272,11 @@ final class Informer {
 
   /** The objects filed under {@code key} in {@code index}. */
   List<KubeObject> byIndex(String index, String key) {
-    Map<String, Map<String, KubeObject>> buckets = indexes.get(index);
+    Map<String, Map<Key, KubeObject>> buckets = indexes.get(index);
     if (buckets == null) {
       throw new IllegalArgumentException("no index " + index + " on the informer of " + description);
     }
-    Map<String, KubeObject> bucket = buckets.get(key);
+    Map<Key, KubeObject> bucket = buckets.get(key);
     return bucket == null ? List.of() : new ArrayList<>(bucket.values());
   }
 
@@ -322,7 +322,7 @@ final class Informer {
 
   /** Lists every page, then replaces the cache with the result. */
   private Mono<Void> listAll() {
-    Map<String, KubeObject> listed = new HashMap<>();
+    Map<Key, KubeObject> listed = new HashMap<>();
     String[] version = new String[1];
     return page("").expand(body -> {
           String next = readPage(body, listed, version);
@@ -337,7 +337,7 @@ final class Informer {
    *
    * @param version receives the list's resourceVersion
    */
-  private String readPage(byte[] body, Map<String, KubeObject> listed, String[] version) {
+  private String readPage(byte[] body, Map<Key, KubeObject> listed, String[] version) {
     String next = "";
     try (JsonParser parser = KubeJson.mapper().createParser(body)) {
       if (parser.nextToken() != JsonToken.START_OBJECT) {
@@ -371,15 +371,15 @@ final class Informer {
   }
 
   /** The cache becomes {@code listed}; what differs is delivered as events. */
-  private void replace(Map<String, KubeObject> listed, String listVersion) {
+  private void replace(Map<Key, KubeObject> listed, String listVersion) {
     List<ObjectEvent> changes = new ArrayList<>();
-    for (Map.Entry<String, KubeObject> entry : listed.entrySet()) {
+    for (Map.Entry<Key, KubeObject> entry : listed.entrySet()) {
       ObjectEvent change = upsert(entry.getKey(), entry.getValue());
       if (change != null) {
         changes.add(change);
       }
     }
-    for (Map.Entry<String, KubeObject> entry : new ArrayList<>(store.entrySet())) {
+    for (Map.Entry<Key, KubeObject> entry : new ArrayList<>(store.entrySet())) {
       if (!listed.containsKey(entry.getKey())) {
         changes.add(remove(entry.getKey(), entry.getValue()));
       }
@@ -437,7 +437,7 @@ final class Informer {
       }
       case "DELETED" -> {
         KubeObject gone = eventObject(object, other);
-        String key = key(gone);
+        Key key = key(gone);
         ObjectEvent change = store.containsKey(key) ? remove(key, gone) : null;
         resourceVersion = gone.resourceVersion();
         if (change != null) {
@@ -524,7 +524,7 @@ final class Informer {
    * Puts {@code object} into the store and the indexes; returns the change to deliver once the resourceVersion has
    * moved, or {@code null} when nothing changed.
    */
-  private @Nullable ObjectEvent upsert(String key, KubeObject object) {
+  private @Nullable ObjectEvent upsert(Key key, KubeObject object) {
     KubeObject previous = store.get(key);
     if (previous != null && Objects.equals(previous.resourceVersion(), object.resourceVersion())) {
       return null; // a relist that found it unchanged
@@ -536,20 +536,21 @@ final class Informer {
   }
 
   /** Takes the object out of the store and the indexes; returns the change to deliver. */
-  private ObjectEvent remove(String key, KubeObject lastState) {
+  private ObjectEvent remove(Key key, KubeObject lastState) {
     KubeObject previous = store.remove(key);
     reindex(key, previous, null);
     return new ObjectEvent(ObjectEvent.Type.DELETED, null, lastState);
   }
 
-  private void reindex(String key, @Nullable KubeObject previous, @Nullable KubeObject current) {
+  private void reindex(Key key, @Nullable KubeObject previous, @Nullable KubeObject current) {
     indexFunctions.forEach((index, function) -> {
-      Map<String, Map<String, KubeObject>> buckets =
+      Map<String, Map<Key, KubeObject>> buckets =
           Objects.requireNonNull(indexes.get(index), "the constructor keeps an index per function");
       List<String> before = previous == null ? List.of() : function.keys(previous);
       List<String> after = current == null ? List.of() : function.keys(current);
       for (String bucketKey : after) {
-        buckets.computeIfAbsent(bucketKey, k -> new ConcurrentHashMap<>()).put(key, current);
+        // Most buckets hold a few objects (a parent's children): a table of 8 instead of the default 16.
+        buckets.computeIfAbsent(bucketKey, k -> new ConcurrentHashMap<>(4)).put(key, current);
       }
       for (String bucketKey : before) {
         if (!after.contains(bucketKey)) {
@@ -584,12 +585,18 @@ final class Informer {
 
   // ---- keys
 
-  private static String key(KubeObject object) {
-    return key(object.namespace(), object.name());
+  /**
+   * Where the store and the index buckets file an object: its namespace and name, the object's own strings (a
+   * {@code namespace/name} String would be another copy of both in every entry).
+   */
+  private record Key(String namespace, String name) {}
+
+  private static Key key(KubeObject object) {
+    return new Key(object.namespace(), object.name());
   }
 
-  private static String key(String namespace, String name) {
-    return KubeObject.namespacedName(namespace, name);
+  private static Key key(String namespace, String name) {
+    return new Key(namespace, name);
   }
 
   /** List items of built-in types carry no apiVersion and kind; objects always do here, first, as in a watch. */

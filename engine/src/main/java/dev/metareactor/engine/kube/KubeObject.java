@@ -4,11 +4,10 @@ import dev.metareactor.apply.FieldSet;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.IntUnaryOperator;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
@@ -47,7 +46,7 @@ public final class KubeObject {
   private final List<OwnerRef> ownerReferences;
   private final byte @Nullable [] appliedFields;
 
-  private KubeObject(byte[] json, Meta meta) {
+  private KubeObject(byte[] json, Meta meta, Map<String, String> labels, Map<String, String> annotations) {
     this.json = json;
     this.apiVersion = meta.apiVersion;
     this.kind = meta.kind;
@@ -57,8 +56,8 @@ public final class KubeObject {
     this.resourceVersion = meta.resourceVersion;
     this.generation = meta.generation;
     this.deletionTimestamp = meta.deletionTimestamp;
-    this.labels = meta.labels;
-    this.annotations = meta.annotations;
+    this.labels = labels;
+    this.annotations = annotations;
     this.finalizers = meta.finalizers;
     this.ownerReferences = meta.ownerReferences;
     this.appliedFields = meta.appliedFields;
@@ -108,7 +107,20 @@ public final class KubeObject {
       prefix = ("\"apiVersion\":" + KubeJson.quote(apiVersion) + ",\"kind\":" + KubeJson.quote(meta.kind) + ",")
           .getBytes(StandardCharsets.UTF_8);
     }
-    return new KubeObject(splice(source, start, end, prefix, cut), meta);
+    byte[] json = splice(source, start, end, prefix, cut);
+    IntUnaryOperator relocate = relocation(start, prefix.length, cut);
+    meta.apiVersion = meta.apiVersion.intern();
+    meta.kind = meta.kind.intern();
+    meta.namespace = meta.namespace.intern();
+    return new KubeObject(json, meta, meta.labels.build(json, relocate), meta.annotations.build(json, relocate));
+  }
+
+  /**
+   * Where a byte of the source at {@code at} lies in what {@link #splice} made of it: the object starts at
+   * {@code start}, {@code prefix} bytes follow its first, and {@code cut} (if any) is gone.
+   */
+  private static IntUnaryOperator relocation(int start, int prefix, int @Nullable [] cut) {
+    return at -> at - start + prefix - (cut != null && at >= cut[1] ? cut[1] - cut[0] : 0);
   }
 
   /** {@code source[start, end)} with {@code prefix} after its first byte ({) and {@code cut} (if any) left out. */
@@ -154,11 +166,12 @@ public final class KubeObject {
         }
         case "labels", "annotations" -> {
           if (value == JsonToken.START_OBJECT) {
-            Map<String, String> map = strings(parser);
-            if (field.equals("labels")) {
-              meta.labels = map;
-            } else {
+            boolean annotations = field.equals("annotations");
+            MetadataStrings.Builder map = MetadataStrings.read(parser, source, annotations);
+            if (annotations) {
               meta.annotations = map;
+            } else {
+              meta.labels = map;
             }
           } else {
             parser.skipChildren();
@@ -262,20 +275,6 @@ public final class KubeObject {
     return b == ' ' || b == '\n' || b == '\r' || b == '\t';
   }
 
-  /** An object of strings; values that are not strings are not kept. */
-  private static Map<String, String> strings(JsonParser parser) {
-    Map<String, String> values = new LinkedHashMap<>();
-    while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
-      String key = parser.currentName();
-      if (parser.nextToken() == JsonToken.VALUE_STRING) {
-        values.put(key, parser.getString());
-      } else {
-        parser.skipChildren();
-      }
-    }
-    return values.isEmpty() ? Map.of() : Collections.unmodifiableMap(values);
-  }
-
   /** What {@link #read} captures of the metadata. */
   private static final class Meta {
     String apiVersion = "";
@@ -286,8 +285,8 @@ public final class KubeObject {
     @Nullable String resourceVersion;
     long generation;
     @Nullable String deletionTimestamp;
-    Map<String, String> labels = Map.of();
-    Map<String, String> annotations = Map.of();
+    MetadataStrings.Builder labels = new MetadataStrings.Builder();
+    MetadataStrings.Builder annotations = new MetadataStrings.Builder();
     List<String> finalizers = List.of();
     List<OwnerRef> ownerReferences = List.of();
     byte @Nullable [] appliedFields;
@@ -461,7 +460,7 @@ public final class KubeObject {
     List<String> values = new ArrayList<>(node.size());
     for (JsonNode value : node) {
       if (value.isString()) {
-        values.add(value.stringValue());
+        values.add(value.stringValue().intern());
       }
     }
     return List.copyOf(values);
@@ -473,8 +472,8 @@ public final class KubeObject {
     }
     List<OwnerRef> refs = new ArrayList<>(node.size());
     for (JsonNode ref : node) {
-      refs.add(new OwnerRef(text(ref.get("apiVersion")), text(ref.get("kind")), text(ref.get("name")),
-          text(ref.get("uid")), ref.path("controller").asBoolean(false),
+      refs.add(new OwnerRef(text(ref.get("apiVersion")).intern(), text(ref.get("kind")).intern(),
+          text(ref.get("name")).intern(), text(ref.get("uid")).intern(), ref.path("controller").asBoolean(false),
           ref.path("blockOwnerDeletion").asBoolean(false)));
     }
     return List.copyOf(refs);

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import tools.jackson.core.JsonParser;
 import tools.jackson.databind.node.ObjectNode;
 
 class KubeObjectTest {
@@ -117,6 +118,68 @@ class KubeObjectTest {
       assertThat(object.toTree().path("metadata").has("managedFields")).as(metadata).isFalse();
       assertThat(object.toTree().path("spec").asInt()).isEqualTo(1);
     }
+  }
+
+  /**
+   * A long annotation (a last-applied configuration holds a whole object) is read from the object's own JSON, where
+   * it is stored once: wherever managedFields stood and whatever the list item's missing type added, with escapes.
+   */
+  @Test
+  void aLongAnnotationIsReadFromTheObjectsJsonWhereverItStands() {
+    String lastApplied = "{\"apiVersion\":\"v1\",\"data\":{\"k\":\"caf\u00e9 \\\"quoted\\\" \\\\ "
+        + "x".repeat(30) + "\"}}";
+    String quoted = KubeJson.quote(lastApplied);
+    String annotations = "\"annotations\":{\"short\":\"s\",\"metacontroller.k8s.io/last-applied-configuration\":"
+        + quoted + ",\"tail\":\"t\"}";
+    String managed = "\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:data\":{}}}]";
+    for (String metadata : List.of(
+        "{" + managed + ",\"name\":\"a\"," + annotations + "}",
+        "{\"name\":\"a\"," + annotations + "," + managed + "}",
+        "{\"name\":\"a\"," + managed + "," + annotations + "}",
+        "{\"name\":\"a\"," + annotations + "}")) {
+      byte[] source = ("[{\"metadata\":" + metadata + ",\"data\":{}}]").getBytes(StandardCharsets.UTF_8);
+      try (JsonParser parser = KubeJson.mapper().createParser(source)) {
+        parser.nextToken();
+        parser.nextToken();
+        KubeObject object = KubeObject.read(parser, source, "v1", "ConfigMap", null);
+        assertThat(object.annotations().get("metacontroller.k8s.io/last-applied-configuration")).as(metadata)
+            .isEqualTo(lastApplied);
+        assertThat(object.annotations()).containsExactly(Map.entry("short", "s"),
+            Map.entry("metacontroller.k8s.io/last-applied-configuration", lastApplied), Map.entry("tail", "t"));
+        assertThat(((MetadataStrings) object.annotations()).keptInJson(
+            "metacontroller.k8s.io/last-applied-configuration")).isTrue();
+        assertThat(object.toTree().path("metadata").path("annotations")
+            .path("metacontroller.k8s.io/last-applied-configuration").asString()).isEqualTo(lastApplied);
+      }
+    }
+  }
+
+  @Test
+  void labelsAndAnnotationsAreMapsOfStringsInTheObjectsOrder() {
+    String big = "x".repeat(200);
+    KubeObject object = KubeObject.parse(("{\"kind\":\"K\",\"metadata\":{\"name\":\"a\","
+        + "\"labels\":{\"b\":\"2\",\"a\":\"1\",\"n\":3},\"annotations\":{\"z\":\"" + big + "\",\"y\":\"\"}}}")
+        .getBytes(StandardCharsets.UTF_8));
+    assertThat(object.labels()).containsExactly(Map.entry("b", "2"), Map.entry("a", "1"));
+    assertThat(object.labels()).isEqualTo(Map.of("a", "1", "b", "2")).hasSameHashCodeAs(Map.of("a", "1", "b", "2"));
+    assertThat(object.labels().get("n")).isNull();
+    assertThat(object.labels().containsKey("a")).isTrue();
+    assertThat(object.annotations()).isEqualTo(Map.of("z", big, "y", ""));
+    assertThatThrownBy(() -> object.labels().put("c", "3")).isInstanceOf(UnsupportedOperationException.class);
+
+    KubeObject same = KubeObject.parse(KubeJson.bytes(object.toTree()));
+    KubeObject reordered = KubeObject.parse(("{\"kind\":\"K\",\"metadata\":{\"name\":\"a\",\"annotations\":{"
+        + "\"y\":\"\",\"z\":\"" + big + "\"}}}").getBytes(StandardCharsets.UTF_8));
+    KubeObject escaped = KubeObject.parse(("{\"kind\":\"K\",\"metadata\":{\"name\":\"a\",\"annotations\":{"
+        + "\"z\":\"\\u0078" + "x".repeat(199) + "\",\"y\":\"\"}}}").getBytes(StandardCharsets.UTF_8));
+    KubeObject changed = KubeObject.parse(("{\"kind\":\"K\",\"metadata\":{\"name\":\"a\",\"annotations\":{"
+        + "\"z\":\"" + big + "!\",\"y\":\"\"}}}").getBytes(StandardCharsets.UTF_8));
+    assertThat(same.annotations()).isEqualTo(object.annotations());
+    assertThat(reordered.annotations()).isEqualTo(object.annotations());
+    assertThat(escaped.annotations()).isEqualTo(object.annotations());
+    assertThat(changed.annotations()).isNotEqualTo(object.annotations());
+    assertThat(KubeObject.parse("{\"metadata\":{\"name\":\"a\"}}".getBytes(StandardCharsets.UTF_8)).labels())
+        .isEqualTo(Map.of());
   }
 
   @Test

@@ -14,6 +14,7 @@ import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
 import dev.metareactor.engine.testing.RecordingApi;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -89,6 +90,35 @@ class CompositeSyncTest {
     run();
 
     assertThat(api.actions()).as("a steady-state sync reads caches only").isEmpty();
+  }
+
+  /**
+   * The hook sees a cached child as the API server sent it, byte for byte (but for {@code managedFields}, which hooks
+   * never see): however compactly the cache keeps the object's metadata, its last-applied annotation among it.
+   */
+  @Test
+  void theHookSeesACachedChildAsTheApiServerSentIt() {
+    AtomicReference<JsonNode> request = new AtomicReference<>();
+    CompositeSyncFixture seen = new CompositeSyncFixture((sent, root) -> {
+      request.set(sent);
+      return answer();
+    });
+    KubeObject owner = seen.parent("p", PARENT_UID, "{}", "{}");
+    String lastApplied = KubeJson.quote("{\"apiVersion\":\"v1\",\"data\":{\"value\":\"caf\u00e9 \\\"one\\\"\"},"
+        + "\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"child\",\"namespace\":\"team\"}}");
+    String before = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"child\","
+        + "\"namespace\":\"team\",\"uid\":\"child-uid\",\"resourceVersion\":\"9\",\"labels\":{\""
+        + ChildSelector.CONTROLLER_UID_LABEL + "\":\"" + PARENT_UID + "\"},\"annotations\":{"
+        + "\"metacontroller.k8s.io/last-applied-configuration\":" + lastApplied + ", \"note\" : \"\\u00e9\"},";
+    String after = "\"ownerReferences\":[{\"apiVersion\":\"" + owner.apiVersion() + "\",\"kind\":\"" + owner.kind()
+        + "\",\"name\":\"p\",\"uid\":\"" + PARENT_UID + "\",\"controller\":true}]},\"data\":{\"value\":\"x\"}}";
+    String managedFields = "\"managedFields\":[{\"manager\":\"m\",\"operation\":\"Update\"}],";
+    seen.configMaps().put(KubeObject.parse((before + managedFields + after).getBytes(StandardCharsets.UTF_8)));
+
+    seen.sync("p");
+
+    assertThat(new String(KubeJson.bytes(request.get()), StandardCharsets.UTF_8))
+        .contains("\"children\":{\"ConfigMap.v1\":{\"child\":" + before + after + "}}");
   }
 
   @Test
