@@ -55,11 +55,14 @@ import reactor.core.scheduler.Scheduler;
  *       causes carries a change ({@link Trigger.Lane#FRESH}: the object's spec or metadata, a child, a related
  *       object, a map input, {@code sync-requested-at}), else the <em>background</em> lane (resyncs, retries,
  *       status-only changes, echoes, the initial list, shard moves). A key waiting in the background lane that
- *       gets a fresh cause moves to the back of the fresh lane. Keys are handed out from the fresh lane first, but
- *       after {@value #FRESH_BEFORE_BACKGROUND} fresh keys in a row the next one is the background lane's if it
- *       has any: the background lane gets at least one hand-out in {@value #FRESH_BEFORE_BACKGROUND} + 1 while
- *       both have keys, so a background key with {@code B} keys ahead of it in its lane runs within
- *       {@code (B + 1) * (}{@value #FRESH_BEFORE_BACKGROUND}{@code  + 1)} hand-outs whatever the fresh load.
+ *       gets a fresh cause moves to the back of the fresh lane. Keys are handed out from the fresh lane first; but
+ *       once the first key of the background lane has waited {@link #BACKGROUND_PATIENCE}, after
+ *       {@value #FRESH_BEFORE_BACKGROUND} fresh keys in a row the next one is the background lane's. So a short
+ *       burst of changes (an edit wave) runs before any resync, retry or echo, and under fresh load that never
+ *       ends the background lane still gets one hand-out in {@value #FRESH_BEFORE_BACKGROUND} + 1: a background
+ *       key with {@code B} keys ahead of it in its lane runs within {@link #BACKGROUND_PATIENCE} plus
+ *       {@code (B + 1) * (}{@value #FRESH_BEFORE_BACKGROUND}{@code  + 1)} hand-outs whatever the fresh load, and
+ *       fresh keys always keep at least three quarters of the hand-outs.
  *   <li><b>Echoes.</b> An add for an {@link Trigger.Cause#ECHO ECHO} (the engine's own write coming back) of a
  *       key that is not waiting is a delayed add of {@link #ECHO_WINDOW}, so that the echoes of one run's writes
  *       make one run after it, not one each; a key already waiting keeps the cause and adds nothing. A fresh add
@@ -141,8 +144,14 @@ public final class KeyedWorkQueue<K> {
    */
   public static final Duration ECHO_WINDOW = Duration.ofMillis(100);
 
-  /** How many fresh keys are handed out in a row before a waiting background key gets its turn. */
+  /** How many fresh keys are handed out in a row before a background key that waited long enough gets its turn. */
   public static final int FRESH_BEFORE_BACKGROUND = 3;
+
+  /**
+   * How long the first background key waits before it takes turns with fresh keys: longer than a burst of edits
+   * takes to run, short against any resync period (one second at least).
+   */
+  public static final Duration BACKGROUND_PATIENCE = Duration.ofSeconds(1);
 
   /**
    * The state of one active key. Fields are read and written only inside {@code states.compute} for the key
@@ -155,7 +164,8 @@ public final class KeyedWorkQueue<K> {
     /** Whether the key waits in the fresh lane (or will, when it is dirty). */
     boolean fresh;
     int failures;
-    long waitingSince;
+    /** Volatile: the drain loop reads it of the background lane's first key, outside its compute. */
+    volatile long waitingSince;
     volatile long startedAt;
     long timerId;
     long dueAt;
@@ -692,7 +702,7 @@ public final class KeyedWorkQueue<K> {
 
   /** The next key to hand out: see "Priority" in the class documentation. */
   private @Nullable K nextKey() {
-    if (freshInARow >= FRESH_BEFORE_BACKGROUND) {
+    if (freshInARow >= FRESH_BEFORE_BACKGROUND && backgroundTurn()) {
       K key = backgroundLane.poll();
       if (key != null) {
         freshInARow = 0;
@@ -706,6 +716,20 @@ public final class KeyedWorkQueue<K> {
     }
     freshInARow = 0;
     return backgroundLane.poll();
+  }
+
+  /**
+   * Whether the background lane's first key has waited {@link #BACKGROUND_PATIENCE} (or is a stale entry, which
+   * costs a fresh key nothing to skip).
+   */
+  private boolean backgroundTurn() {
+    K head = backgroundLane.peek();
+    if (head == null) {
+      return false;
+    }
+    State state = states.get(head);
+    return state == null || !state.queued || state.fresh
+        || clock.getAsLong() - state.waitingSince >= BACKGROUND_PATIENCE.toNanos();
   }
 
   private void terminate(boolean drained) {
