@@ -3,6 +3,7 @@ package dev.metareactor.benchmarks;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
 import dev.metareactor.engine.queue.Outcome;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.queue.WorkQueueOptions;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -44,6 +45,9 @@ import reactor.core.publisher.Mono;
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class WorkQueueBenchmark {
 
+  /** The cause of every add: a change, which waits in the fresh lane. */
+  private static final Trigger CHANGED = Trigger.of(Trigger.Cause.SPEC);
+
   static final int KEYS = 10_000;
 
   /** A queue in which every key is already waiting. */
@@ -59,7 +63,7 @@ public class WorkQueueBenchmark {
           Scheduling.production(), new SimpleMeterRegistry());
       keys = keySet(0);
       for (Integer key : keys) {
-        queue.add(key);
+        queue.add(key, CHANGED);
       }
     }
 
@@ -86,7 +90,7 @@ public class WorkQueueBenchmark {
       queue = new KeyedWorkQueue<>(WorkQueueOptions.of("benchmark-processing", "benchmark", workers),
           Scheduling.production(), new SimpleMeterRegistry());
       rounds = new Integer[][] {keySet(0), keySet(1), keySet(2), keySet(3)};
-      processing = queue.process(key -> {
+      processing = queue.process((key, causes) -> {
         processed.release();
         return Mono.just(Outcome.success());
       }).subscribe();
@@ -101,7 +105,7 @@ public class WorkQueueBenchmark {
 
   @Benchmark
   public void addCoalesced(Waiting state) {
-    state.queue.add(state.keys[state.next]);
+    state.queue.add(state.keys[state.next], CHANGED);
     state.next = state.next == KEYS - 1 ? 0 : state.next + 1;
   }
 
@@ -110,7 +114,7 @@ public class WorkQueueBenchmark {
   public void addAndProcess(Processing state) throws InterruptedException {
     Integer[] keys = state.rounds[state.round++ & 3];
     for (Integer key : keys) {
-      state.queue.add(key);
+      state.queue.add(key, CHANGED);
     }
     state.processed.acquire(KEYS);
   }

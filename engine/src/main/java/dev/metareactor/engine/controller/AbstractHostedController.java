@@ -15,6 +15,7 @@ import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.KeyedWorkQueue;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.queue.WorkQueueOptions;
 import dev.metareactor.engine.shard.ShardParticipant;
 import dev.metareactor.engine.shard.ShardedController;
@@ -221,7 +222,9 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         holdings.untilStop(metrics::close);
         ObjectSync<K> wired;
         try (Wiring<K> wiring = new Wiring<>(kind, name, controllerJson, context, hookConfigs, shadowConfigs,
-            materials, shard, finalizers, applier, metrics, workerCount, made::add, log, holdings)) {
+            materials, shard, finalizers, applier, metrics, workerCount, (key, trigger) -> made.add(key,
+                // Until the workers start, what comes is the caches' initial list (ADDED events of all they hold).
+                phase == Phase.RUNNING ? trigger : Trigger.of(Trigger.Cause.START)), log, holdings)) {
           wired = wire(wiring, resources);
         }
         sync = wired;
@@ -233,7 +236,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
                 .map(type -> new ShardedController.Synced(type.resource(), type::responsibleFor)).toList(),
             which -> {
               if (phase == Phase.RUNNING) {
-                wired.keysOf(which).forEach(made::add);
+                wired.keysOf(which).forEach(key -> made.add(key, Trigger.of(Trigger.Cause.SHARD_MOVE)));
               }
             }, wired::responsibleCount));
         materials.watch().forEach(holdings::lease);
@@ -279,7 +282,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
         ObjectSync<K> wired = Objects.requireNonNull(sync, "made in begin()");
         holdings.untilStop(Flux.interval(period, period, context.scheduling().work())
-            .subscribe(tick -> wired.responsibleKeys().forEach(made::add)));
+            .subscribe(tick -> wired.responsibleKeys().forEach(
+                key -> made.add(key, Trigger.of(Trigger.Cause.RESYNC_PERIOD)))));
       }
       phase = Phase.RUNNING;
     }

@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller;
 import dev.metareactor.engine.host.HostedController;
 import dev.metareactor.engine.host.OneShot;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.queue.Causes;
 import dev.metareactor.engine.queue.Outcome;
 import java.util.List;
 import java.util.Optional;
@@ -48,7 +49,7 @@ final class OneShotSyncs<K extends SyncKey> implements OneShot {
 
       @Override
       public Mono<Outcome> sync() {
-        return syncs.run(key);
+        return syncs.run(key, Causes.NONE);
       }
 
       @Override

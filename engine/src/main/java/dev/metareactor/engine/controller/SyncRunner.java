@@ -4,6 +4,7 @@ import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.RetryAfterException;
 import dev.metareactor.engine.kube.WriteFence;
+import dev.metareactor.engine.queue.Causes;
 import dev.metareactor.engine.queue.Outcome;
 import dev.metareactor.engine.shard.Handover;
 import dev.metareactor.engine.tracing.SyncCauses;
@@ -80,11 +81,13 @@ final class SyncRunner<K extends SyncKey> {
   }
 
   /**
-   * One run of {@code key}; whatever happens ends in an outcome for the queue. The queue hands over the key alone,
-   * so a traced run's causes are {@link SyncCauses#UNKNOWN} until it hands over what it recorded of them.
+   * One run of {@code key}, for {@code causes} (what the work queue coalesced into it: logged at debug, and a
+   * traced run's {@code metareactor.sync.causes}); whatever happens ends in an outcome for the queue.
    */
-  Mono<Outcome> run(K key) {
-    return tracing.on() ? traced(key, SyncCauses.UNKNOWN) : recorded(key, error -> { });
+  Mono<Outcome> run(K key, Causes causes) {
+    return tracing.on()
+        ? traced(key, causes, span -> span.setAttribute("metareactor.sync.causes", causes.toString()))
+        : recorded(key, causes, error -> { });
   }
 
   /**
@@ -92,7 +95,7 @@ final class SyncRunner<K extends SyncKey> {
    * controller's kind and name, the key's namespace and name, what the queue knows of the run ({@code causes}) and,
    * when it ends, its outcome; a failure recorded as the span's error.
    */
-  private Mono<Outcome> traced(K key, SyncCauses causes) {
+  private Mono<Outcome> traced(K key, Causes queued, SyncCauses causes) {
     return Mono.defer(() -> {
       SyncTrace root = new SyncTrace(tracing.tracer(), Context.root());
       SpanBuilder builder = root.child("sync " + name, SpanKind.INTERNAL)
@@ -103,30 +106,34 @@ final class SyncRunner<K extends SyncKey> {
           .setAttribute("metareactor.sync.key", key.toString());
       causes.describe(builder);
       Span span = builder.startSpan();
-      return root.traced(span, recorded(key, error -> SyncTrace.failed(span, error))
+      return root.traced(span, recorded(key, queued, error -> SyncTrace.failed(span, error))
           .doOnNext(outcome -> span.setAttribute("metareactor.sync.outcome", outcome.kind().name().toLowerCase(
               Locale.ROOT))));
     });
   }
 
   /** One run of {@code key}, recorded with {@code --record-syncs}; {@code failed} is told of a failure. */
-  private Mono<Outcome> recorded(K key, Consumer<Throwable> failed) {
+  private Mono<Outcome> recorded(K key, Causes causes, Consumer<Throwable> failed) {
     SyncRecorder recording = recorder;
     if (recording == null) {
-      return run(key, failed);
+      return run(key, causes, failed);
     }
     return Mono.defer(() -> {
       SyncRecord record = new SyncRecord();
       AtomicReference<Throwable> failure = new AtomicReference<>();
-      return run(key, failed.andThen(failure::set))
+      return run(key, causes, failed.andThen(failure::set))
           .doOnNext(outcome -> recording.save(key, record, outcome, failure.get(), sync.shape().ownedField(),
               sync.shape().otherAnswerFields()))
           .contextWrite(SyncRecord.context(record));
     });
   }
 
-  private Mono<Outcome> run(K key, Consumer<Throwable> failed) {
+  private Mono<Outcome> run(K key, Causes causes, Consumer<Throwable> failed) {
     long run = SYNC_RUNS.incrementAndGet();
+    if (log.isDebugEnabled()) {
+      syncLine(log.atDebug(), key, run).addKeyValue("causes", causes)
+          .log("{} {}: syncing {} because: {}", kind, name, key, causes);
+    }
     long start = metrics.started();
     // The hook answers of the run count against the hook client's memory budget until it ends: it holds them.
     return AnswerScope.around(Mono.defer(() -> {

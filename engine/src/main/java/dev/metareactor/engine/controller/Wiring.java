@@ -10,6 +10,7 @@ import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.shard.ShardParticipant;
 import dev.metareactor.http.HookIdentity;
 import java.util.ArrayList;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -47,7 +49,7 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
   private final ChildApplier applier;
   private final SyncMetrics metrics;
   private final int workers;
-  private final Consumer<K> queue;
+  private final BiConsumer<K, Trigger> queue;
   private final Logger log;
   private final Holdings holdings;
   private boolean relatedMade;
@@ -56,13 +58,13 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
   /**
    * @param hookConfigs the hooks the kind declares, by name, each as the controller object defines it (or not)
    * @param workers how many keys sync at once
-   * @param queue adds a key to the work queue
+   * @param queue adds a key to the work queue, for a cause
    * @param log the controller's logger
    */
   Wiring(String kind, String name, ObjectNode controllerJson, ControllerContext context,
       Map<String, Optional<HookConfig>> hookConfigs, Map<String, HookConfig> shadowConfigs,
       HookMaterials hookMaterials, ShardParticipant shard, Finalizers finalizers, ChildApplier applier,
-      SyncMetrics metrics, int workers, Consumer<K> queue, Logger log, Holdings holdings) {
+      SyncMetrics metrics, int workers, BiConsumer<K, Trigger> queue, Logger log, Holdings holdings) {
     this.kind = kind;
     this.name = name;
     this.controllerJson = controllerJson;
@@ -135,10 +137,10 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
   }
 
   /**
-   * Adds a key to the work queue: what routers are given, and keep for the controller's life (informer threads:
-   * only this, nothing else).
+   * Adds a key to the work queue for a cause ({@link Trigger}): what routers are given, and keep for the
+   * controller's life (informer threads: only this, nothing else).
    */
-  public Consumer<K> queue() {
+  public BiConsumer<K, Trigger> queue() {
     open("queue");
     return queue;
   }

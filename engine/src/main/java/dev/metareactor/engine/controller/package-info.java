@@ -45,7 +45,10 @@
  *
  * <h2>Threads</h2>
  *
- * <p>Routers run on the informers' serial workers and only read caches and enqueue. Syncs run on the work queue's
+ * <p>Routers run on the informers' serial workers and only read caches and enqueue, each key with its cause
+ * ({@link dev.metareactor.engine.queue.Trigger}: {@code event.trigger()} for the synced object's own event,
+ * {@code event.ownedTrigger(child)} for an owned object's, which tells the echo of the engine's own create from a
+ * change); the work queue serves changes first and hands each run its causes. Syncs run on the work queue's
  * workers and never block: every API call and hook call is a {@code Mono}. {@code wire()} runs once, under the
  * controller's lifecycle lock, on a worker thread; its {@code Wiring} is closed when it returns, so nothing it
  * offers can be used later (a router keeps only the queue it was given).

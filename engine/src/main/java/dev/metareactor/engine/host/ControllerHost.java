@@ -123,14 +123,14 @@ public final class ControllerHost implements AutoCloseable {
       objects = context.informers().acquire(resource);
       routing = objects.events().subscribe(this::route,
           error -> LOG.error("{} host: event stream failed", kind.kind(), error));
-      working = queue.process(this::reconcile).subscribe();
+      working = queue.process((name, causes) -> reconcile(name)).subscribe();
       LOG.info("watching {} objects{}", kind.kind(), target.isEmpty() ? "" : " labelled " + target);
     }
   }
 
   /** Informer thread: only enqueue. */
   private void route(ObjectEvent event) {
-    queue.add(event.object().name());
+    queue.add(event.object().name(), event.trigger());
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.metareactor.engine.informer;
 
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
+import dev.metareactor.engine.queue.Trigger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,9 @@ import org.jspecify.annotations.Nullable;
  * @param object the object added or updated, or the last known state of a deleted one
  */
 public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject object) {
+
+  /** The annotation by which someone asks for a sync of an object (upstream's #43 and #675). */
+  public static final String SYNC_REQUESTED_AT = "metacontroller.k8s.io/sync-requested-at";
 
   /** Kinds of change. */
   public enum Type {
@@ -62,6 +66,66 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
       }
     }
     return result;
+  }
+
+  /**
+   * Why this event asks for a sync of the object it is about: its creation, deletion, a changed
+   * {@value #SYNC_REQUESTED_AT} annotation, its spec (its generation; any change but of metadata for an object
+   * whose generation the API server does not keep, like a ConfigMap's data), its labels, annotations, finalizers or
+   * deletion, its status alone, or the informer replaying its cache. Shared constants: nothing is allocated.
+   */
+  public Trigger trigger() {
+    return Trigger.of(cause());
+  }
+
+  private Trigger.Cause cause() {
+    if (isResync()) {
+      return Trigger.Cause.CACHE_FLUSH;
+    }
+    if (type == Type.ADDED) {
+      return Trigger.Cause.CREATED;
+    }
+    if (type == Type.DELETED || previous == null) {
+      return Trigger.Cause.DELETED;
+    }
+    if (!Objects.equals(previous.annotations().get(SYNC_REQUESTED_AT), object.annotations().get(SYNC_REQUESTED_AT))) {
+      return Trigger.Cause.SYNC_REQUESTED;
+    }
+    if (previous.generation() != object.generation()) {
+      return Trigger.Cause.SPEC;
+    }
+    if (!previous.labels().equals(object.labels()) || !previous.annotations().equals(object.annotations())
+        || !previous.finalizers().equals(object.finalizers()) || previous.deleting() != object.deleting()) {
+      return Trigger.Cause.METADATA;
+    }
+    return object.generation() > 0 ? Trigger.Cause.STATUS : Trigger.Cause.SPEC;
+  }
+
+  /** How the object changed, as a trigger about it names it. */
+  public Trigger.Change change() {
+    return switch (type) {
+      case ADDED -> Trigger.Change.CREATED;
+      case UPDATED -> Trigger.Change.UPDATED;
+      case DELETED -> Trigger.Change.DELETED;
+    };
+  }
+
+  /**
+   * A trigger of {@code cause} naming this event's object (a child, a related object, an input): which one and how
+   * it changed; the strings are the object's own.
+   */
+  public Trigger triggerAbout(Trigger.Cause cause, KubeObject changed) {
+    return Trigger.about(cause, change(), changed.kind(), changed.namespace(), changed.name());
+  }
+
+  /**
+   * The cause this event of an owned object (a child, an attachment, an output; {@code owned} is the event's object
+   * or its previous state) gives its owner: one added already controlled by the owner is the echo of the engine's
+   * own create ({@link Trigger.Cause#ECHO}: nobody else creates objects controlled by the engine's parents, and an
+   * adopted orphan arrives as an update), any other a change of a child ({@link Trigger.Cause#CHILD}).
+   */
+  public Trigger ownedTrigger(KubeObject owned) {
+    return triggerAbout(type == Type.ADDED ? Trigger.Cause.ECHO : Trigger.Cause.CHILD, owned);
   }
 
   /** An update where nothing changed: the informer replaying its cache (periodic resync). */

@@ -4,6 +4,7 @@ import dev.metareactor.engine.config.Scheduling;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Queue;
@@ -18,7 +19,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
-import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
@@ -41,14 +41,32 @@ import reactor.core.scheduler.Scheduler;
  * <h2>Contract</h2>
  *
  * <ul>
- *   <li><b>Coalescing.</b> Adding a key that is already waiting to run does nothing: any number of adds before a
+ *   <li><b>Coalescing.</b> Adding a key that is already waiting to run adds no run: any number of adds before a
  *       run becomes one run. A run reads the newest state of its object when it starts, so nothing is lost.
+ *   <li><b>Causes.</b> Every add says why ({@link Trigger}). A run is handed out with the causes of the adds it
+ *       coalesced ({@link Work#causes()}): the first {@value Causes#MAX_KEPT} distinct ones, and a count of the
+ *       others. An add whose cause equals one the key keeps already changes nothing and allocates nothing.
  *   <li><b>One run of a key at a time.</b> A key is handed out again only after {@link #done} was called for its
  *       current run. Different keys run concurrently.
  *   <li><b>Re-run when added while running.</b> An add while the key runs marks it; when the run is done the key
  *       waits to run once more (however many adds came meanwhile).
- *   <li><b>Fairness.</b> Keys are handed out in the order they started waiting (FIFO of the first add). A key
- *       re-queued after its run goes to the back.
+ *   <li><b>Priority, never starvation.</b> A waiting key is in one of two lanes, each first in, first out (of
+ *       the first add; a key re-queued after its run goes to the back): the <em>fresh</em> lane when one of its
+ *       causes carries a change ({@link Trigger.Lane#FRESH}: the object's spec or metadata, a child, a related
+ *       object, a map input, {@code sync-requested-at}), else the <em>background</em> lane (resyncs, retries,
+ *       status-only changes, echoes, the initial list, shard moves). A key waiting in the background lane that
+ *       gets a fresh cause moves to the back of the fresh lane. Keys are handed out from the fresh lane first; but
+ *       once the first key of the background lane has waited {@link #BACKGROUND_PATIENCE}, after
+ *       {@value #FRESH_BEFORE_BACKGROUND} fresh keys in a row the next one is the background lane's. So a short
+ *       burst of changes (an edit wave) runs before any resync, retry or echo, and under fresh load that never
+ *       ends the background lane still gets one hand-out in {@value #FRESH_BEFORE_BACKGROUND} + 1: a background
+ *       key with {@code B} keys ahead of it in its lane runs within {@link #BACKGROUND_PATIENCE} plus
+ *       {@code (B + 1) * (}{@value #FRESH_BEFORE_BACKGROUND}{@code  + 1)} hand-outs whatever the fresh load, and
+ *       fresh keys always keep at least three quarters of the hand-outs.
+ *   <li><b>Echoes.</b> An add for an {@link Trigger.Cause#ECHO ECHO} (the engine's own write coming back) of a
+ *       key that is not waiting is a delayed add of {@link #ECHO_WINDOW}, so that the echoes of one run's writes
+ *       make one run after it, not one each; a key already waiting keeps the cause and adds nothing. A fresh add
+ *       meanwhile runs the key at once, as any add does.
  *   <li><b>Bounded concurrency.</b> {@link #keys()} emits only as many keys as its subscriber requested;
  *       {@link #process} runs at most {@link WorkQueueOptions#workers()} keys at once.
  *   <li><b>Delayed adds.</b> {@link #addAfter} adds the key when the delay has passed. A key has at most one
@@ -95,8 +113,8 @@ import reactor.core.scheduler.Scheduler;
  * <pre>{@code
  * KeyedWorkQueue<ParentKey> queue = new KeyedWorkQueue<>(new WorkQueueOptions(name, controller, workers, retry),
  *     scheduling, meters);
- * Disposable workers = queue.process(key -> sync(key)).subscribe();   // sync: Mono<Outcome>, non-blocking
- * informer events:  queue.add(key)                                     // cheap, never blocks, never drops
+ * Disposable workers = queue.process((key, causes) -> sync(key)).subscribe(); // sync: Mono<Outcome>, non-blocking
+ * informer events:  queue.add(key, trigger)                                    // cheap, never blocks, never drops
  * stop:             queue.shutDown(engine.shutdownTimeout()).block();
  * }</pre>
  *
@@ -108,16 +126,32 @@ import reactor.core.scheduler.Scheduler;
  * <h2>Threading</h2>
  *
  * <p>All methods are thread-safe and non-blocking. {@link #add} is O(1) and allocates nothing when the key is
- * already waiting. Keys are emitted on whichever thread makes one available (an add, a {@code done}, a request,
- * a timer); {@link #process} subscribes each sync on the queue's scheduler, so the sync function never runs on
- * the thread of an informer callback. Delays, backoff and the drain timeout use the scheduler; metrics use the
- * nanosecond clock.
+ * already waiting (its causes go to slots the key has already), except that a promotion from the background lane
+ * to the fresh one removes the key from the background lane, linear in that lane's length. Keys are emitted on
+ * whichever thread makes one available (an add, a {@code done}, a request, a timer); {@link #process} subscribes
+ * each sync on the queue's scheduler, so the sync function never runs on the thread of an informer callback.
+ * Delays, backoff and the drain timeout use the scheduler; metrics use the nanosecond clock.
  *
  * @param <K> the key type; keys need value equality (records, strings)
  */
 public final class KeyedWorkQueue<K> {
 
   private static final Logger LOG = LoggerFactory.getLogger(KeyedWorkQueue.class);
+
+  /**
+   * How long an echo's add waits: long enough for the echoes of one run's writes (sent together, answered within
+   * milliseconds) to come back and make one run, short against a hook author's wait to see the children counted.
+   */
+  public static final Duration ECHO_WINDOW = Duration.ofMillis(100);
+
+  /** How many fresh keys are handed out in a row before a background key that waited long enough gets its turn. */
+  public static final int FRESH_BEFORE_BACKGROUND = 3;
+
+  /**
+   * How long the first background key waits before it takes turns with fresh keys: longer than a burst of edits
+   * takes to run, short against any resync period (one second at least).
+   */
+  public static final Duration BACKGROUND_PATIENCE = Duration.ofSeconds(1);
 
   /**
    * The state of one active key. Fields are read and written only inside {@code states.compute} for the key
@@ -127,16 +161,62 @@ public final class KeyedWorkQueue<K> {
     boolean queued;
     boolean processing;
     boolean dirty;
+    /** Whether the key waits in the fresh lane (or will, when it is dirty). */
+    boolean fresh;
     int failures;
-    long waitingSince;
+    /** Volatile: the drain loop reads it of the background lane's first key, outside its compute. */
+    volatile long waitingSince;
     volatile long startedAt;
     long timerId;
     long dueAt;
     @Nullable Disposable timer;
+    /** Why the pending delayed add adds the key. */
+    @Nullable Trigger timerTrigger;
+    /** The causes of the next run: the first distinct ones, and how many more came. */
+    final Trigger[] causes = new Trigger[Causes.MAX_KEPT];
+    int causeCount;
+    int dropped;
 
     boolean idle() {
       return !queued && !processing && !dirty && timerId == 0 && failures == 0;
     }
+
+    void record(Trigger trigger) {
+      for (int i = 0; i < causeCount; i++) {
+        if (causes[i].equals(trigger)) {
+          return;
+        }
+      }
+      if (causeCount < causes.length) {
+        causes[causeCount++] = trigger;
+      } else if (dropped < Integer.MAX_VALUE) {
+        dropped++;
+      }
+    }
+
+    /** The causes recorded so far, for the run that starts now; the next run's start afresh. */
+    Causes takeCauses() {
+      if (causeCount == 0 && dropped == 0) {
+        return Causes.NONE;
+      }
+      Causes taken = new Causes(List.of(Arrays.copyOf(causes, causeCount)), dropped);
+      Arrays.fill(causes, null);
+      causeCount = 0;
+      dropped = 0;
+      return taken;
+    }
+  }
+
+  /**
+   * The arguments and results of one add, one per thread: the state transitions read and write it inside
+   * {@code states.compute}, which runs them on the calling thread, so that an add allocates no closure.
+   */
+  private static final class AddCall {
+    @Nullable Trigger trigger;
+    long due;
+    boolean echo;
+    @Nullable Disposable replaced;
+    long armId;
   }
 
   private final WorkQueueOptions options;
@@ -146,13 +226,19 @@ public final class KeyedWorkQueue<K> {
   private final WorkQueueMetrics metrics;
 
   private final ConcurrentHashMap<K, State> states = new ConcurrentHashMap<>();
-  /** Keys waiting to run, each at most once: a key is in here exactly while its state is {@code queued}. */
-  private final Queue<K> ready = new ConcurrentLinkedQueue<>();
+  /**
+   * Keys waiting to run, by lane: a key is in the lane its state names while it is {@code queued} (and rarely, after
+   * a promotion raced with its hand-out, once more where its state no longer is: such an entry is skipped).
+   */
+  private final Queue<K> freshLane = new ConcurrentLinkedQueue<>();
+  private final Queue<K> backgroundLane = new ConcurrentLinkedQueue<>();
+  private final ThreadLocal<AddCall> calls = ThreadLocal.withInitial(AddCall::new);
   private final Set<State> running = ConcurrentHashMap.newKeySet();
   private final LongAdder depth = new LongAdder();
   private final AtomicLong timerIds = new AtomicLong();
   private final BiFunction<K, State, State> addTransition = this::onAdd;
   private final BiFunction<K, State, State> startTransition = this::onStart;
+  private final BiFunction<K, State, State> delayTransition = this::onAddLater;
 
   private final AtomicReference<KeySubscription> subscription = new AtomicReference<>();
   private final AtomicLong requested = new AtomicLong();
@@ -160,6 +246,9 @@ public final class KeyedWorkQueue<K> {
   /** Written by {@link #onStart} and read right after it, both by the thread that owns the drain loop. */
   private @Nullable State started;
   private long startedWaitingSince;
+  private Causes startedCauses = Causes.NONE;
+  /** Fresh keys handed out in a row; only the drain loop touches it. */
+  private int freshInARow;
 
   private final AtomicBoolean shutdownStarted = new AtomicBoolean();
   private volatile boolean shuttingDown;
@@ -168,7 +257,7 @@ public final class KeyedWorkQueue<K> {
   private volatile @Nullable Disposable drainDeadline;
   private final Sinks.One<Boolean> termination = Sinks.one();
   private final Sinks.Empty<Void> abort = Sinks.empty();
-  private final Flux<K> keys;
+  private final Flux<Work<K>> keys;
 
   /**
    * @param options name, workers and retry settings
@@ -184,7 +273,7 @@ public final class KeyedWorkQueue<K> {
     this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.retryLimiter = new RetryRateLimiter(options.retry(), nanoClock);
     this.metrics = new WorkQueueMetrics(Objects.requireNonNull(registry, "registry"), options, this);
-    this.keys = Flux.from((Publisher<K>) this::subscribeKeys);
+    this.keys = Flux.from((Publisher<Work<K>>) this::subscribeKeys);
   }
 
   /**
@@ -199,34 +288,49 @@ public final class KeyedWorkQueue<K> {
     return options;
   }
 
-  /** Adds the key to run as soon as a worker is free; ignored once the queue is shutting down. */
-  public void add(K key) {
+  /**
+   * Adds the key, for {@code trigger}, to run as soon as a worker is free and its lane's turn comes (an echo: see
+   * the class documentation); ignored once the queue is shutting down.
+   */
+  public void add(K key, Trigger trigger) {
     Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(trigger, "trigger");
     if (shuttingDown) {
       return;
     }
-    states.compute(key, addTransition);
-    if (requested.get() > 0 && !ready.isEmpty()) {
+    if (trigger.cause().deferred()) {
+      addLater(key, ECHO_WINDOW.toNanos(), trigger, true);
+      return;
+    }
+    AddCall call = calls.get();
+    call.trigger = trigger;
+    try {
+      states.compute(key, addTransition);
+    } finally {
+      call.trigger = null;
+    }
+    if (requested.get() > 0 && hasWaiting()) {
       drain();
     }
   }
 
   /**
-   * Adds the key once {@code delay} has passed (at once if it is zero or negative). The earliest pending due time
-   * of a key wins. Ignored once the queue is shutting down.
+   * Adds the key, for {@code trigger}, once {@code delay} has passed (at once if it is zero or negative). The
+   * earliest pending due time of a key wins. Ignored once the queue is shutting down.
    */
-  public void addAfter(K key, Duration delay) {
+  public void addAfter(K key, Duration delay, Trigger trigger) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(delay, "delay");
+    Objects.requireNonNull(trigger, "trigger");
     if (shuttingDown) {
       return;
     }
     metrics.retries.increment();
     if (delay.isNegative() || delay.isZero()) {
-      add(key);
+      add(key, trigger);
       return;
     }
-    addAfterNanos(key, saturatedNanos(delay));
+    addLater(key, saturatedNanos(delay), trigger, false);
   }
 
   /**
@@ -252,11 +356,12 @@ public final class KeyedWorkQueue<K> {
   }
 
   /**
-   * The keys to run, emitted only on demand; each emitted key is running until {@link #done} is called for it.
+   * The keys to run with their causes, emitted only on demand; each emitted key is running until {@link #done} is
+   * called for it.
    * Completes when the queue has shut down. One subscriber at a time and only one ever: a second subscriber
    * receives an {@link IllegalStateException}. Prefer {@link #process}, which cannot forget {@code done}.
    */
-  public Flux<K> keys() {
+  public Flux<Work<K>> keys() {
     return keys;
   }
 
@@ -279,29 +384,30 @@ public final class KeyedWorkQueue<K> {
     running.remove(finished.state);
     metrics.worked(clock.getAsLong() - finished.startedAt);
     switch (outcome.kind()) {
-      case FAILED -> addAfter(key, Duration.ofNanos(retryLimiter.delayNanos(finished.previousFailures)));
+      case FAILED -> addAfter(key, Duration.ofNanos(retryLimiter.delayNanos(finished.previousFailures)),
+          Trigger.of(Trigger.Cause.RETRY_FAILED));
       case SUCCESS -> {
         if (!outcome.after().isZero()) {
-          addAfter(key, outcome.after());
+          addAfter(key, outcome.after(), Trigger.of(Trigger.Cause.RESYNC_AFTER));
         }
       }
-      case RETRY_AFTER -> addAfter(key, outcome.after());
+      case RETRY_AFTER -> addAfter(key, outcome.after(), Trigger.of(Trigger.Cause.RETRY_LATER));
       case CANCELLED -> { }
     }
     drain();
   }
 
   /**
-   * Runs the queue's keys with {@code sync}, at most {@link WorkQueueOptions#workers()} at once, until the queue
-   * has shut down; subscribe once. Each run calls {@link #done} exactly once: with the outcome the sync emits,
-   * {@code SUCCESS} if it completes empty, {@code FAILED} if it errors or the function throws (logged), and
-   * {@code CANCELLED} if the run is cancelled. The sync must not block; it is subscribed on the queue's
-   * scheduler.
+   * Runs the queue's keys with {@code sync}, given each key and the causes of its run, at most
+   * {@link WorkQueueOptions#workers()} at once, until the queue has shut down; subscribe once. Each run calls
+   * {@link #done} exactly once: with the outcome the sync emits, {@code SUCCESS} if it completes empty,
+   * {@code FAILED} if it errors or the function throws (logged), and {@code CANCELLED} if the run is cancelled.
+   * The sync must not block; it is subscribed on the queue's scheduler.
    */
-  public Mono<Void> process(Function<? super K, ? extends Mono<Outcome>> sync) {
+  public Mono<Void> process(BiFunction<? super K, Causes, ? extends Mono<Outcome>> sync) {
     Objects.requireNonNull(sync, "sync");
     return keys
-        .flatMap(key -> run(key, sync), options.workers(), 1)
+        .flatMap(work -> run(work, sync), options.workers(), 1)
         .then()
         .takeUntilOther(abort.asMono());
   }
@@ -330,30 +436,51 @@ public final class KeyedWorkQueue<K> {
   }
 
   // ---- state transitions: each runs inside states.compute for its key. They only touch the key's state, the
-  // ---- lock-free ready queue and counters; emitting, scheduling and disposing happen after compute returns.
+  // ---- lock-free lanes and counters; emitting, scheduling and disposing happen after compute returns.
 
   private @Nullable State onAdd(K key, @Nullable State s) {
     if (shuttingDown) {
       return s;
     }
     State state = s == null ? new State() : s;
-    markWaiting(key, state);
+    markWaiting(key, state, Objects.requireNonNull(calls.get().trigger, "set by add()"));
     return state;
   }
 
-  private void markWaiting(K key, State s) {
-    if (s.queued || s.dirty) {
+  private void markWaiting(K key, State s, Trigger trigger) {
+    s.record(trigger);
+    boolean fresh = trigger.lane() == Trigger.Lane.FRESH;
+    if (s.queued) {
+      if (fresh && !s.fresh) {
+        // Promoted: to the back of the fresh lane, where it waits less than at its place in the background lane.
+        backgroundLane.remove(key);
+        s.fresh = true;
+        freshLane.offer(key);
+      }
+      return;
+    }
+    if (s.dirty) {
+      s.fresh |= fresh;
       return;
     }
     metrics.adds.increment();
     depth.increment();
     s.waitingSince = clock.getAsLong();
+    s.fresh = fresh;
     if (s.processing) {
       s.dirty = true;
     } else {
       s.queued = true;
-      ready.offer(key);
+      laneOf(s).offer(key);
     }
+  }
+
+  private Queue<K> laneOf(State s) {
+    return s.fresh ? freshLane : backgroundLane;
+  }
+
+  private boolean hasWaiting() {
+    return !freshLane.isEmpty() || !backgroundLane.isEmpty();
   }
 
   private @Nullable State onStart(K key, @Nullable State s) {
@@ -364,6 +491,8 @@ public final class KeyedWorkQueue<K> {
       s.startedAt = clock.getAsLong();
       started = s;
       startedWaitingSince = s.waitingSince;
+      startedCauses = s.takeCauses();
+      s.fresh = false;
     }
     return s;
   }
@@ -382,14 +511,14 @@ public final class KeyedWorkQueue<K> {
       case RETRY_AFTER -> { }
       case CANCELLED -> {
         if (!shuttingDown) {
-          markWaiting(key, s);
+          markWaiting(key, s, Trigger.of(Trigger.Cause.RETRY_CANCELLED));
         }
       }
     }
     if (s.dirty) {
       s.dirty = false;
       s.queued = true;
-      ready.offer(key);
+      laneOf(s).offer(key);
     }
     return s.idle() ? null : s;
   }
@@ -403,36 +532,57 @@ public final class KeyedWorkQueue<K> {
 
   // ---- delayed adds
 
-  private void addAfterNanos(K key, long delayNanos) {
-    long due = clock.getAsLong() + delayNanos;
-    Rearmed rearmed = new Rearmed();
-    states.compute(key, (k, s) -> {
-      if (shuttingDown) {
-        return s;
-      }
-      State state = s == null ? new State() : s;
-      if (state.timerId != 0 && state.dueAt - due <= 0) {
-        return state;
-      }
-      rearmed.replaced = state.timer;
-      state.timer = null;
-      state.timerId = timerIds.incrementAndGet();
-      state.dueAt = due;
-      rearmed.timerId = state.timerId;
-      return state;
-    });
-    if (rearmed.replaced != null) {
-      rearmed.replaced.dispose();
+  /**
+   * A delayed add; for an echo, one that a waiting key does not need (its cause is kept: whichever run starts next
+   * sees the echoed write).
+   */
+  private void addLater(K key, long delayNanos, Trigger trigger, boolean echo) {
+    AddCall call = calls.get();
+    call.trigger = trigger;
+    call.due = clock.getAsLong() + delayNanos;
+    call.echo = echo;
+    Disposable replaced;
+    long armId;
+    try {
+      states.compute(key, delayTransition);
+    } finally {
+      replaced = call.replaced;
+      armId = call.armId;
+      call.trigger = null;
+      call.replaced = null;
+      call.armId = 0;
     }
-    if (rearmed.timerId != 0) {
-      arm(key, rearmed.timerId, delayNanos);
+    if (replaced != null) {
+      replaced.dispose();
+    }
+    if (armId != 0) {
+      arm(key, armId, delayNanos);
     }
   }
 
-  /** Per-call results of a delayed add: the timer to cancel and the id of the timer to start, if any. */
-  private static final class Rearmed {
-    @Nullable Disposable replaced;
-    long timerId;
+  private @Nullable State onAddLater(K key, @Nullable State s) {
+    if (shuttingDown) {
+      return s;
+    }
+    State state = s == null ? new State() : s;
+    AddCall call = calls.get();
+    Trigger trigger = Objects.requireNonNull(call.trigger, "set by addLater()");
+    if (call.echo) {
+      state.record(trigger);
+      if (state.queued) {
+        return state;
+      }
+    }
+    if (state.timerId != 0 && state.dueAt - call.due <= 0) {
+      return state;
+    }
+    call.replaced = state.timer;
+    state.timer = null;
+    state.timerId = timerIds.incrementAndGet();
+    state.dueAt = call.due;
+    state.timerTrigger = trigger;
+    call.armId = state.timerId;
+    return state;
   }
 
   private void arm(K key, long timerId, long delayNanos) {
@@ -466,10 +616,12 @@ public final class KeyedWorkQueue<K> {
       if (s.timerId != timerId) {
         return s;
       }
+      Trigger trigger = Objects.requireNonNull(s.timerTrigger, "set with the timer");
       s.timerId = 0;
       s.timer = null;
+      s.timerTrigger = null;
       if (!shuttingDown) {
-        markWaiting(k, s);
+        markWaiting(k, s, trigger);
       }
       return s.idle() ? null : s;
     });
@@ -485,6 +637,7 @@ public final class KeyedWorkQueue<K> {
         }
         s.timer = null;
         s.timerId = 0;
+        s.timerTrigger = null;
         return s.idle() ? null : s;
       });
     }
@@ -507,8 +660,8 @@ public final class KeyedWorkQueue<K> {
           if (sub != null && !sub.cancelled) {
             emit(sub);
           }
-          // running before ready: done() re-queues a key before it leaves running.
-          if (shuttingDown && running.isEmpty() && ready.isEmpty()) {
+          // running before the lanes: done() re-queues a key before it leaves running.
+          if (shuttingDown && running.isEmpty() && !hasWaiting()) {
             terminate(true);
           }
         }
@@ -525,7 +678,7 @@ public final class KeyedWorkQueue<K> {
     long wanted = requested.get();
     long emitted = 0;
     while (emitted != wanted && !sub.cancelled) {
-      K key = ready.poll();
+      K key = nextKey();
       if (key == null) {
         break;
       }
@@ -534,15 +687,49 @@ public final class KeyedWorkQueue<K> {
       if (state == null) {
         continue;
       }
+      Causes causes = startedCauses;
+      startedCauses = Causes.NONE;
       depth.decrement();
       running.add(state);
       metrics.queued(state.startedAt - startedWaitingSince);
-      sub.actual.onNext(key);
+      sub.actual.onNext(new Work<>(key, causes));
       emitted++;
     }
     if (emitted != 0 && wanted != Long.MAX_VALUE) {
       requested.addAndGet(-emitted);
     }
+  }
+
+  /** The next key to hand out: see "Priority" in the class documentation. */
+  private @Nullable K nextKey() {
+    if (freshInARow >= FRESH_BEFORE_BACKGROUND && backgroundTurn()) {
+      K key = backgroundLane.poll();
+      if (key != null) {
+        freshInARow = 0;
+        return key;
+      }
+    }
+    K key = freshLane.poll();
+    if (key != null) {
+      freshInARow++;
+      return key;
+    }
+    freshInARow = 0;
+    return backgroundLane.poll();
+  }
+
+  /**
+   * Whether the background lane's first key has waited {@link #BACKGROUND_PATIENCE} (or is a stale entry, which
+   * costs a fresh key nothing to skip).
+   */
+  private boolean backgroundTurn() {
+    K head = backgroundLane.peek();
+    if (head == null) {
+      return false;
+    }
+    State state = states.get(head);
+    return state == null || !state.queued || state.fresh
+        || clock.getAsLong() - state.waitingSince >= BACKGROUND_PATIENCE.toNanos();
   }
 
   private void terminate(boolean drained) {
@@ -553,7 +740,8 @@ public final class KeyedWorkQueue<K> {
     }
     cancelDelayedAdds();
     states.clear();
-    ready.clear();
+    freshLane.clear();
+    backgroundLane.clear();
     running.clear();
     depth.reset();
     metrics.close();
@@ -579,9 +767,10 @@ public final class KeyedWorkQueue<K> {
 
   // ---- process()
 
-  private Mono<Void> run(K key, Function<? super K, ? extends Mono<Outcome>> sync) {
+  private Mono<Void> run(Work<K> work, BiFunction<? super K, Causes, ? extends Mono<Outcome>> sync) {
+    K key = work.key();
     Completion completion = new Completion(key);
-    return Mono.<Outcome>defer(() -> sync.apply(key))
+    return Mono.<Outcome>defer(() -> sync.apply(key, work.causes()))
         .subscribeOn(scheduler)
         .onErrorResume(error -> {
           LOG.warn("{}: sync of {} failed", options.controller(), key, error);
@@ -610,7 +799,7 @@ public final class KeyedWorkQueue<K> {
 
   // ---- keys()
 
-  private void subscribeKeys(Subscriber<? super K> actual) {
+  private void subscribeKeys(Subscriber<? super Work<K>> actual) {
     KeySubscription sub = new KeySubscription(actual);
     if (!subscription.compareAndSet(null, sub)) {
       Operators.error(actual, new IllegalStateException(
@@ -622,12 +811,12 @@ public final class KeyedWorkQueue<K> {
   }
 
   private final class KeySubscription implements Subscription {
-    final Subscriber<? super K> actual;
+    final Subscriber<? super Work<K>> actual;
     volatile boolean cancelled;
     /** Only touched by the drain loop. */
     boolean completed;
 
-    KeySubscription(Subscriber<? super K> actual) {
+    KeySubscription(Subscriber<? super Work<K>> actual) {
       this.actual = actual;
     }
 

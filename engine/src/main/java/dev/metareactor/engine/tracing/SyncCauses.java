@@ -7,10 +7,9 @@ import io.opentelemetry.api.trace.SpanBuilder;
  * enqueues (as attributes, and as span links to the spans that caused them where there are some) and the time it
  * waited in the queue.
  *
- * <p>The hook point for the queue's record of enqueue causes (issue 33, points 1 and 2): the queue hands the runner
- * nothing but the key today, so the runner passes {@link #UNKNOWN}; once it hands over what it recorded, an
- * implementation of this adds it ({@code metareactor.sync.causes}, {@code metareactor.queue.wait_ms}, links) and the
- * runner passes that instead.
+ * <p>The work queue hands the runner each run's causes ({@link dev.metareactor.engine.queue.Causes}); the runner
+ * passes one of these that adds them as {@code metareactor.sync.causes}. The time in the queue
+ * ({@code metareactor.queue.wait_ms}) and span links to the spans that caused an enqueue are not handed over yet.
  */
 @FunctionalInterface
 public interface SyncCauses {

@@ -21,6 +21,7 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.WriteFence;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.shard.ShardParticipant;
 import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.engine.testing.FakeInformers;
@@ -35,7 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -75,7 +76,8 @@ class WiringTest {
         Map.of(), materials, new ShardParticipant(Sharding.disabled(), informers, api, meters, "CompositeController",
             "things", System::nanoTime), new Finalizers("things.test/finalizer", api),
         ChildApplier.of(context.options().applyStrategy(), api, context.options().ssaFieldManager(), Map.of()),
-        new SyncMetrics(meters, "things", 1), 1, queued::add, LoggerFactory.getLogger(WiringTest.class), holdings);
+        new SyncMetrics(meters, "things", 1), 1, (key, trigger) -> queued.add(key),
+        LoggerFactory.getLogger(WiringTest.class), holdings);
   }
 
   @AfterEach
@@ -90,9 +92,9 @@ class WiringTest {
     List<ChildType> children = wiring.childTypes(
         List.of(new ChildResourceRule(new ResourceRule("v1", "configmaps"), UpdateMethod.ON_DELETE)),
         List.of(CONFIG_MAPS));
-    Consumer<ParentKey> queue = wiring.queue();
+    BiConsumer<ParentKey, Trigger> queue = wiring.queue();
     wiring.subscribe(parents, "parent",
-        event -> queue.accept(new ParentKey(event.object().namespace(), event.object().name())));
+        event -> queue.accept(new ParentKey(event.object().namespace(), event.object().name()), event.trigger()));
     wiring.close();
     assertThat(children).extracting(ChildType::resource).containsExactly(CONFIG_MAPS);
     assertThat(informers.held()).containsOnlyKeys(THINGS.toString(), CONFIG_MAPS.toString());

@@ -43,6 +43,11 @@ import reactor.core.scheduler.Schedulers;
  */
 class KeyedWorkQueueStressTest {
 
+  /** The cause of the tests' adds: a change (fresh lane). */
+  private static final Trigger CHANGED = Trigger.of(Trigger.Cause.SPEC);
+  /** The cause of the tests' delayed adds. */
+  private static final Trigger LATER = Trigger.of(Trigger.Cause.RESYNC_AFTER);
+
   private static final int KEYS = 5_000;
   private static final int PRODUCERS = 4;
   /** Producers go on until the workers have run this many syncs, so production overlaps many runs of each key. */
@@ -80,7 +85,7 @@ class KeyedWorkQueueStressTest {
     RetrySettings retry = new RetrySettings(Duration.ofMillis(1), Duration.ofMillis(20), new RateLimit(1e6, 1000));
     KeyedWorkQueue<Key> queue = new KeyedWorkQueue<>(new WorkQueueOptions("stress", "stress", 16, retry),
         timers, System::nanoTime, new SimpleMeterRegistry());
-    queue.process(this::sync).subscribe(null, processFailure::set);
+    queue.process((key, causes) -> sync(key)).subscribe(null, processFailure::set);
 
     List<Thread> producers = new ArrayList<>();
     for (int p = 0; p < PRODUCERS; p++) {
@@ -137,9 +142,9 @@ class KeyedWorkQueueStressTest {
   private void update(KeyedWorkQueue<Key> queue, int k, ThreadLocalRandom random) {
     versions.incrementAndGet(k);
     if (random.nextInt(50) == 0) {
-      queue.addAfter(keys[k], Duration.ofMillis(random.nextInt(1, 5)));
+      queue.addAfter(keys[k], Duration.ofMillis(random.nextInt(1, 5)), LATER);
     } else {
-      queue.add(keys[k]);
+      queue.add(keys[k], CHANGED);
     }
   }
 

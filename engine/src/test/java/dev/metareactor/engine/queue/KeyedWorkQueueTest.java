@@ -26,6 +26,11 @@ import reactor.test.subscriber.TestSubscriber;
 /** Every guarantee of {@link KeyedWorkQueue}, in virtual time. */
 class KeyedWorkQueueTest {
 
+  /** The cause of the tests' adds: a change (fresh lane). */
+  private static final Trigger CHANGED = Trigger.of(Trigger.Cause.SPEC);
+  /** The cause of the tests' delayed adds. */
+  private static final Trigger LATER = Trigger.of(Trigger.Cause.RESYNC_AFTER);
+
   private static final RetrySettings FAST_RETRY =
       new RetrySettings(Duration.ofSeconds(1), Duration.ofSeconds(8), new RateLimit(1000, 1000));
 
@@ -47,8 +52,12 @@ class KeyedWorkQueueTest {
 
   /** Starts processing the queue with the sync and returns the sync. */
   private static <S extends Function<String, Mono<Outcome>>> S running(KeyedWorkQueue<String> queue, S sync) {
-    queue.process(sync).subscribe();
+    queue.process((key, causes) -> sync.apply(key)).subscribe();
     return sync;
+  }
+
+  private static List<String> keysOf(TestSubscriber<Work<String>> worker) {
+    return worker.getReceivedOnNext().stream().map(Work::key).toList();
   }
 
   private TimedSync instantSuccess() {
@@ -128,10 +137,10 @@ class KeyedWorkQueueTest {
   @Test
   void addsOfAWaitingKeyCoalesceIntoOneRun() {
     KeyedWorkQueue<String> queue = queue(2);
-    queue.add("a");
-    queue.add("a");
-    queue.add("a");
-    queue.add("b");
+    queue.add("a", CHANGED);
+    queue.add("a", CHANGED);
+    queue.add("a", CHANGED);
+    queue.add("b", CHANGED);
     assertThat(queue.depth()).isEqualTo(2);
 
     ManualSync sync = running(queue, new ManualSync());
@@ -146,7 +155,7 @@ class KeyedWorkQueueTest {
   void isQuietOnlyWhenNothingWaitsOrRunsWhileDelayedAddsDoNotCount() {
     KeyedWorkQueue<String> queue = queue(1);
     assertThat(queue.isQuiet()).isTrue();
-    queue.add("a");
+    queue.add("a", CHANGED);
     assertThat(queue.isQuiet()).as("a waits").isFalse();
 
     ManualSync sync = running(queue, new ManualSync());
@@ -165,12 +174,12 @@ class KeyedWorkQueueTest {
   void keysRunInTheOrderTheyFirstStartedWaiting() {
     KeyedWorkQueue<String> queue = queue(1);
     for (String key : List.of("c", "a", "b", "a", "c")) {
-      queue.add(key);
+      queue.add(key, CHANGED);
     }
     ManualSync sync = running(queue, new ManualSync());
-    queue.add("d");
+    queue.add("d", CHANGED);
     sync.succeed("c");
-    queue.add("c");
+    queue.add("c", CHANGED);
     sync.succeed("a", "b", "d", "c");
 
     assertThat(sync.started).containsExactly("c", "a", "b", "d", "c");
@@ -181,9 +190,9 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(4);
     ManualSync sync = running(queue, new ManualSync());
 
-    queue.add("a");
-    queue.add("a");
-    queue.add("a");
+    queue.add("a", CHANGED);
+    queue.add("a", CHANGED);
+    queue.add("a", CHANGED);
     assertThat(sync.started).containsExactly("a");
     assertThat(queue.depth()).as("one re-run is waiting").isEqualTo(1);
 
@@ -200,7 +209,7 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(3);
     TimedSync sync = running(queue, new TimedSync(Duration.ofSeconds(1), key -> Outcome.success()));
     for (int i = 0; i < 10; i++) {
-      queue.add("k" + i);
+      queue.add("k" + i, CHANGED);
     }
     assertThat(sync.active).hasValue(3);
 
@@ -216,28 +225,28 @@ class KeyedWorkQueueTest {
   @Test
   void keysAreEmittedOnlyOnDemand() {
     KeyedWorkQueue<String> queue = queue(1);
-    TestSubscriber<String> subscriber = TestSubscriber.<String>builder().initialRequest(0).build();
+    TestSubscriber<Work<String>> subscriber = TestSubscriber.<Work<String>>builder().initialRequest(0).build();
     queue.keys().subscribe(subscriber);
-    queue.add("a");
-    queue.add("b");
-    queue.add("c");
-    assertThat(subscriber.getReceivedOnNext()).isEmpty();
+    queue.add("a", CHANGED);
+    queue.add("b", CHANGED);
+    queue.add("c", CHANGED);
+    assertThat(keysOf(subscriber)).isEmpty();
 
     subscriber.request(2);
-    assertThat(subscriber.getReceivedOnNext()).containsExactly("a", "b");
+    assertThat(keysOf(subscriber)).containsExactly("a", "b");
     assertThat(queue.depth()).isEqualTo(1);
 
     queue.done("a", Outcome.success());
-    assertThat(subscriber.getReceivedOnNext()).as("done without demand emits nothing").hasSize(2);
+    assertThat(keysOf(subscriber)).as("done without demand emits nothing").hasSize(2);
     subscriber.request(1);
-    assertThat(subscriber.getReceivedOnNext()).containsExactly("a", "b", "c");
+    assertThat(keysOf(subscriber)).containsExactly("a", "b", "c");
   }
 
   @Test
   void keysAllowsOneSubscriber() {
     KeyedWorkQueue<String> queue = queue(1);
     queue.keys().subscribe(TestSubscriber.create());
-    TestSubscriber<String> second = TestSubscriber.create();
+    TestSubscriber<Work<String>> second = TestSubscriber.create();
     queue.keys().subscribe(second);
 
     assertThat(second.expectTerminalError()).isInstanceOf(IllegalStateException.class)
@@ -247,7 +256,7 @@ class KeyedWorkQueueTest {
   @Test
   void doneOfAKeyThatIsNotRunningIsRejected() {
     KeyedWorkQueue<String> queue = queue(1);
-    queue.add("a");
+    queue.add("a", CHANGED);
 
     assertThatThrownBy(() -> queue.done("a", Outcome.success()))
         .isInstanceOf(IllegalStateException.class)
@@ -259,7 +268,7 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(1);
     TimedSync sync = running(queue, instantSuccess());
 
-    queue.addAfter("a", Duration.ofSeconds(10));
+    queue.addAfter("a", Duration.ofSeconds(10), LATER);
     advance(Duration.ofMillis(9_999));
     assertThat(sync.startsOf("a")).isEmpty();
     advance(Duration.ofMillis(1));
@@ -272,10 +281,10 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(2);
     TimedSync sync = running(queue, instantSuccess());
 
-    queue.addAfter("later-first", Duration.ofSeconds(10));
-    queue.addAfter("later-first", Duration.ofSeconds(5));
-    queue.addAfter("sooner-first", Duration.ofSeconds(5));
-    queue.addAfter("sooner-first", Duration.ofSeconds(10));
+    queue.addAfter("later-first", Duration.ofSeconds(10), LATER);
+    queue.addAfter("later-first", Duration.ofSeconds(5), LATER);
+    queue.addAfter("sooner-first", Duration.ofSeconds(5), LATER);
+    queue.addAfter("sooner-first", Duration.ofSeconds(10), LATER);
     advance(Duration.ofSeconds(30));
 
     assertThat(sync.startsOf("later-first")).containsExactly(5_000L);
@@ -288,9 +297,9 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(1);
     TimedSync sync = running(queue, instantSuccess());
 
-    queue.addAfter("a", Duration.ofSeconds(10));
+    queue.addAfter("a", Duration.ofSeconds(10), LATER);
     advance(Duration.ofSeconds(1));
-    queue.add("a");
+    queue.add("a", CHANGED);
     assertThat(sync.startsOf("a")).containsExactly(1_000L);
     advance(Duration.ofSeconds(20));
     assertThat(sync.startsOf("a")).containsExactly(1_000L, 10_000L);
@@ -302,8 +311,8 @@ class KeyedWorkQueueTest {
     TimedSync sync = running(queue, new TimedSync(Duration.ZERO,
         key -> key.equals("bad") ? Outcome.failed() : Outcome.success()));
 
-    queue.add("bad");
-    queue.add("good");
+    queue.add("bad", CHANGED);
+    queue.add("good", CHANGED);
     advance(Duration.ofSeconds(24));
 
     // 1s base doubling, capped at 8s: runs at 0, 1, 3, 7, 15, 23
@@ -322,7 +331,7 @@ class KeyedWorkQueueTest {
         runs.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet() == 1
             ? Outcome.failed() : Outcome.success()));
     for (String key : List.of("a", "b", "c", "d")) {
-      queue.add(key);
+      queue.add(key, CHANGED);
     }
     advance(Duration.ofSeconds(10));
 
@@ -342,10 +351,10 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(new WorkQueueOptions("bypass", "test", 1, slow));
     ManualSync sync = running(queue, new ManualSync());
 
-    queue.add("a");
+    queue.add("a", CHANGED);
     sync.finish("a", Outcome.failed());
     advance(Duration.ofSeconds(1));
-    queue.add("a");
+    queue.add("a", CHANGED);
 
     assertThat(sync.startMillis).containsExactly(0L, 1_000L);
     sync.succeed("a");
@@ -357,7 +366,7 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(1);
     ManualSync sync = running(queue, new ManualSync());
 
-    queue.add("a");
+    queue.add("a", CHANGED);
     sync.finish("a", Outcome.failed());
     advance(Duration.ofSeconds(1));
     sync.finish("a", Outcome.failed());
@@ -378,14 +387,14 @@ class KeyedWorkQueueTest {
   @Test
   void duringShutdownNoKeyIsAddedOrRetriedAndKeysCompletes() {
     KeyedWorkQueue<String> queue = queue(1);
-    TestSubscriber<String> worker = TestSubscriber.create();
+    TestSubscriber<Work<String>> worker = TestSubscriber.create();
     queue.keys().subscribe(worker);
-    queue.add("a");
+    queue.add("a", CHANGED);
     queue.shutDown(Duration.ofMinutes(1));
-    queue.add("b");
+    queue.add("b", CHANGED);
     queue.done("a", Outcome.failed());
 
-    assertThat(worker.getReceivedOnNext()).containsExactly("a");
+    assertThat(keysOf(worker)).containsExactly("a");
     assertThat(worker.isTerminatedComplete()).isTrue();
     assertThat(queue.stateCount()).isZero();
   }
@@ -395,7 +404,7 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(1);
     ManualSync sync = running(queue, new ManualSync());
 
-    queue.add("a");
+    queue.add("a", CHANGED);
     sync.finish("a", Outcome.failed());
     advance(Duration.ofSeconds(1));
     sync.finish("a", Outcome.retryAfter(Duration.ofSeconds(30)));
@@ -412,7 +421,7 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(WorkQueueOptions.of("test-queue", "test", 1));
     TimedSync sync = running(queue, new TimedSync(Duration.ZERO, key -> Outcome.failed()));
 
-    queue.add("a");
+    queue.add("a", CHANGED);
     advance(Duration.ofSeconds(1));
     int firstSecond = sync.startsOf("a").size();
     advance(Duration.ofSeconds(29));
@@ -428,7 +437,7 @@ class KeyedWorkQueueTest {
     KeyedWorkQueue<String> queue = queue(1);
     TimedSync sync = running(queue, new TimedSync(Duration.ZERO, key -> Outcome.resyncAfter(Duration.ofSeconds(60))));
 
-    queue.add("a");
+    queue.add("a", CHANGED);
     advance(Duration.ofSeconds(150));
 
     assertThat(sync.startsOf("a")).containsExactly(0L, 60_000L, 120_000L);
@@ -438,7 +447,7 @@ class KeyedWorkQueueTest {
   void errorsAndExceptionsOfTheSyncBecomeFailuresAndTheOtherKeysGoOn() {
     KeyedWorkQueue<String> queue = queue(2);
     List<String> succeeded = Collections.synchronizedList(new ArrayList<>());
-    CompletableFuture<Void> processing = queue.process(key -> switch (key) {
+    CompletableFuture<Void> processing = queue.process((key, causes) -> switch (key) {
       case "throws" -> throw new IllegalStateException("boom");
       case "errors" -> Mono.error(new IllegalArgumentException("bad"));
       case "null" -> null;
@@ -448,7 +457,7 @@ class KeyedWorkQueueTest {
       }
     }).toFuture();
     for (String key : List.of("throws", "errors", "null", "fine", "also-fine")) {
-      queue.add(key);
+      queue.add(key, CHANGED);
     }
 
     assertThat(succeeded).containsExactly("fine", "also-fine");
@@ -457,7 +466,7 @@ class KeyedWorkQueueTest {
     assertThat(queue.numRequeues("null")).isEqualTo(1);
     assertThat(processing).isNotDone();
 
-    queue.add("later");
+    queue.add("later", CHANGED);
     assertThat(succeeded).containsExactly("fine", "also-fine", "later");
   }
 
@@ -465,14 +474,14 @@ class KeyedWorkQueueTest {
   void shutdownRefusesAddsRunsWhatWaitsAndCompletes() {
     KeyedWorkQueue<String> queue = queue(1);
     TimedSync sync = new TimedSync(Duration.ofSeconds(1), key -> Outcome.success());
-    CompletableFuture<Void> processing = queue.process(sync).toFuture();
-    queue.add("a");
-    queue.add("b");
-    queue.addAfter("delayed", Duration.ofMillis(500));
+    CompletableFuture<Void> processing = queue.process((key, causes) -> sync.apply(key)).toFuture();
+    queue.add("a", CHANGED);
+    queue.add("b", CHANGED);
+    queue.addAfter("delayed", Duration.ofMillis(500), LATER);
 
     CompletableFuture<Boolean> drained = queue.shutDown(Duration.ofMinutes(1)).toFuture();
-    queue.add("c");
-    queue.addAfter("d", Duration.ofMillis(1));
+    queue.add("c", CHANGED);
+    queue.addAfter("d", Duration.ofMillis(1), LATER);
     assertThat(queue.isShuttingDown()).isTrue();
     advance(Duration.ofMillis(1_999));
     assertThat(drained).isNotDone();
@@ -489,8 +498,8 @@ class KeyedWorkQueueTest {
   void aKeyAddedWhileRunningBeforeShutdownStillRunsAgain() {
     KeyedWorkQueue<String> queue = queue(1);
     ManualSync sync = running(queue, new ManualSync());
-    queue.add("a");
-    queue.add("a");
+    queue.add("a", CHANGED);
+    queue.add("a", CHANGED);
 
     CompletableFuture<Boolean> drained = queue.shutDown(Duration.ofMinutes(1)).toFuture();
     sync.finish("a", Outcome.failed());
@@ -507,10 +516,10 @@ class KeyedWorkQueueTest {
   void shutdownCancelsWhatStillRunsAtTheDeadline() {
     KeyedWorkQueue<String> queue = queue(2);
     ManualSync sync = new ManualSync();
-    CompletableFuture<Void> processing = queue.process(sync).toFuture();
-    queue.add("stuck");
-    queue.add("also-stuck");
-    queue.add("waiting");
+    CompletableFuture<Void> processing = queue.process((key, causes) -> sync.apply(key)).toFuture();
+    queue.add("stuck", CHANGED);
+    queue.add("also-stuck", CHANGED);
+    queue.add("waiting", CHANGED);
 
     CompletableFuture<Boolean> drained = queue.shutDown(Duration.ofSeconds(5)).toFuture();
     advance(Duration.ofMillis(4_999));
@@ -529,8 +538,8 @@ class KeyedWorkQueueTest {
   void aZeroDrainTimeoutStopsAtOnce() {
     KeyedWorkQueue<String> queue = queue(1);
     ManualSync sync = new ManualSync();
-    CompletableFuture<Void> processing = queue.process(sync).toFuture();
-    queue.add("a");
+    CompletableFuture<Void> processing = queue.process((key, causes) -> sync.apply(key)).toFuture();
+    queue.add("a", CHANGED);
 
     assertThat(queue.shutDown(Duration.ZERO).toFuture()).isCompletedWithValue(false);
     assertThat(sync.cancellations).hasValue(1);
@@ -540,15 +549,15 @@ class KeyedWorkQueueTest {
   @Test
   void aCancelledRunIsQueuedAgain() {
     KeyedWorkQueue<String> queue = queue(1);
-    TestSubscriber<String> worker = TestSubscriber.<String>builder().initialRequest(0).build();
+    TestSubscriber<Work<String>> worker = TestSubscriber.<Work<String>>builder().initialRequest(0).build();
     queue.keys().subscribe(worker);
-    queue.add("a");
-    queue.add("b");
+    queue.add("a", CHANGED);
+    queue.add("b", CHANGED);
     worker.request(1);
     queue.done("a", Outcome.cancelled());
     worker.request(2);
 
-    assertThat(worker.getReceivedOnNext()).containsExactly("a", "b", "a");
+    assertThat(keysOf(worker)).containsExactly("a", "b", "a");
   }
 
   @Test
@@ -558,7 +567,7 @@ class KeyedWorkQueueTest {
     TimedSync sync = running(queue, new TimedSync(Duration.ofMillis(10),
         key -> key.equals("k7") && k7Runs.incrementAndGet() <= 2 ? Outcome.failed() : Outcome.success()));
     for (int i = 0; i < 1_000; i++) {
-      queue.add("k" + i);
+      queue.add("k" + i, CHANGED);
     }
     assertThat(queue.stateCount()).isEqualTo(1_000);
     advance(Duration.ofSeconds(2));
@@ -569,8 +578,208 @@ class KeyedWorkQueueTest {
     assertThat(queue.numRequeues("k7")).isZero();
     assertThat(queue.stateCount()).as("its retry is still pending").isEqualTo(1);
     advance(Duration.ofSeconds(8));
-    // the first retry (due at 1.01s) waits behind the 1,000 keys (125 rounds of 10ms), the second does not
+    // the first retry (due at 1.01s) waits behind the 1,000 fresh keys (125 rounds of 10ms: less than the
+    // background lane's patience), the second does not
     assertThat(sync.startsOf("k7")).containsExactly(0L, 1_250L, 3_260L);
     assertThat(queue.stateCount()).isZero();
+  }
+
+  // ---- causes, lanes and echoes
+
+  private static final Trigger RESYNC = Trigger.of(Trigger.Cause.RESYNC_PERIOD);
+
+  private static Trigger child(String name) {
+    return Trigger.about(Trigger.Cause.CHILD, Trigger.Change.CREATED, "ConfigMap", "default", name);
+  }
+
+  private static Trigger echo(String name) {
+    return Trigger.about(Trigger.Cause.ECHO, Trigger.Change.CREATED, "ConfigMap", "default", name);
+  }
+
+  private static TestSubscriber<Work<String>> worker(KeyedWorkQueue<String> queue) {
+    TestSubscriber<Work<String>> worker = TestSubscriber.<Work<String>>builder().initialRequest(0).build();
+    queue.keys().subscribe(worker);
+    return worker;
+  }
+
+  private static Work<String> last(TestSubscriber<Work<String>> worker) {
+    List<Work<String>> received = worker.getReceivedOnNext();
+    return received.get(received.size() - 1);
+  }
+
+  @Test
+  void aRunIsHandedOutWithTheDistinctCausesItCoalescedTheFirstFewKeptTheOthersCounted() {
+    KeyedWorkQueue<String> queue = queue(1);
+    TestSubscriber<Work<String>> worker = worker(queue);
+    queue.add("a", CHANGED);
+    queue.add("a", CHANGED);
+    queue.add("a", child("x-0"));
+    queue.add("a", child("x-0"));
+    for (int i = 1; i <= 5; i++) {
+      queue.add("a", child("x-" + i));
+    }
+    worker.request(1);
+
+    Work<String> run = last(worker);
+    assertThat(run.key()).isEqualTo("a");
+    assertThat(run.causes().kept()).containsExactly(CHANGED, child("x-0"), child("x-1"), child("x-2"));
+    assertThat(run.causes().dropped()).as("x-3, x-4 and x-5").isEqualTo(3);
+    assertThat(run.causes()).hasToString("spec changed; child changed: ConfigMap default/x-0 (created); "
+        + "child changed: ConfigMap default/x-1 (created); child changed: ConfigMap default/x-2 (created) (+3 more)");
+  }
+
+  @Test
+  void anAddWhileAKeyRunsIsACauseOfItsNextRunNotOfTheCurrentOne() {
+    KeyedWorkQueue<String> queue = queue(1);
+    TestSubscriber<Work<String>> worker = worker(queue);
+    queue.add("a", CHANGED);
+    worker.request(1);
+    queue.add("a", child("x-0"));
+    queue.done("a", Outcome.success());
+    worker.request(1);
+
+    assertThat(worker.getReceivedOnNext()).extracting(work -> work.causes().kept())
+        .containsExactly(List.of(CHANGED), List.of(child("x-0")));
+  }
+
+  @Test
+  void retriesAndResyncsNameTheirCause() {
+    KeyedWorkQueue<String> queue = queue(1);
+    TestSubscriber<Work<String>> worker = worker(queue);
+    queue.add("a", CHANGED);
+    worker.request(3);
+    queue.done("a", Outcome.failed());
+    advance(Duration.ofSeconds(1));
+    queue.done("a", Outcome.resyncAfter(Duration.ofSeconds(5)));
+    advance(Duration.ofSeconds(5));
+
+    assertThat(worker.getReceivedOnNext()).extracting(work -> work.causes().kept()).containsExactly(
+        List.of(CHANGED), List.of(Trigger.of(Trigger.Cause.RETRY_FAILED)),
+        List.of(Trigger.of(Trigger.Cause.RESYNC_AFTER)));
+  }
+
+  @Test
+  void anAddOfAWaitingKeyWithAnEqualCauseAllocatesNothing() {
+    KeyedWorkQueue<String> queue = queue(1);
+    Trigger cause = child("x-0");
+    queue.add("a", cause);
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    for (int i = 0; i < 10_000; i++) {
+      queue.add("a", cause); // warm up: class loading, the thread's AddCall
+    }
+    long before = threads.getCurrentThreadAllocatedBytes();
+    for (int i = 0; i < 100_000; i++) {
+      queue.add("a", cause);
+    }
+    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+
+    assertThat(allocated).as("bytes allocated by 100,000 adds (the measurement itself allocates a few)")
+        .isLessThan(10_000);
+  }
+
+  @Test
+  void freshKeysAreHandedOutBeforeBackgroundKeysEachLaneInOrder() {
+    KeyedWorkQueue<String> queue = queue(1);
+    ManualSync sync = running(queue, new ManualSync());
+    queue.add("busy", RESYNC);
+    queue.add("r1", RESYNC);
+    queue.add("r2", RESYNC);
+    queue.add("f1", CHANGED);
+    queue.add("f2", child("x"));
+    queue.add("f3", CHANGED);
+    queue.add("f4", CHANGED);
+    List<String> order = List.of("busy", "f1", "f2", "f3", "f4", "r1", "r2");
+    for (String key : order) {
+      sync.succeed(key);
+    }
+
+    assertThat(sync.started).as("a short burst of changes runs before any background key")
+        .containsExactlyElementsOf(order);
+  }
+
+  @Test
+  void onceTheBackgroundLaneWaitedItsPatienceEveryFourthHandOutIsItsSoResyncsAreNeverStarved() {
+    KeyedWorkQueue<String> queue = queue(1);
+    ManualSync sync = running(queue, new ManualSync());
+    queue.add("busy", CHANGED);
+    queue.add("r1", RESYNC);
+    queue.add("r2", RESYNC);
+    advance(KeyedWorkQueue.BACKGROUND_PATIENCE);
+    for (int i = 1; i <= 8; i++) {
+      queue.add("f" + i, CHANGED);
+    }
+    List<String> order = List.of("busy", "f1", "f2", "r1", "f3", "f4", "f5", "r2", "f6", "f7", "f8");
+    for (String key : order) {
+      sync.succeed(key);
+    }
+
+    assertThat(sync.started).containsExactlyElementsOf(order);
+  }
+
+  @Test
+  void aBackgroundKeyThatGetsAFreshCauseMovesToTheFreshLane() {
+    KeyedWorkQueue<String> queue = queue(1);
+    ManualSync sync = running(queue, new ManualSync());
+    queue.add("busy", RESYNC);
+    queue.add("r1", RESYNC);
+    queue.add("r2", RESYNC);
+    queue.add("r2", CHANGED);
+    queue.add("r1", RESYNC);
+    sync.succeed("busy", "r2", "r1");
+
+    assertThat(sync.started).containsExactly("busy", "r2", "r1");
+    assertThat(queue.depth()).isZero();
+  }
+
+  @Test
+  void aKeyDirtiedByAFreshCauseWhileRunningWaitsInTheFreshLane() {
+    KeyedWorkQueue<String> queue = queue(1);
+    ManualSync sync = running(queue, new ManualSync());
+    queue.add("a", RESYNC);
+    queue.add("r1", RESYNC);
+    queue.add("a", RESYNC);
+    queue.add("a", CHANGED);
+    sync.succeed("a", "a", "r1");
+
+    assertThat(sync.started).containsExactly("a", "a", "r1");
+  }
+
+  @Test
+  void echoesOfAKeyThatIsNotWaitingMakeOneRunAfterTheEchoWindow() {
+    KeyedWorkQueue<String> queue = queue(1);
+    TestSubscriber<Work<String>> worker = worker(queue);
+    worker.request(10);
+    queue.add("a", CHANGED);
+    queue.add("a", echo("x-0")); // while a runs: not a re-run at once
+    advance(Duration.ofMillis(10));
+    queue.done("a", Outcome.success());
+    queue.add("a", echo("x-1")); // after the run, within the window of the first echo
+    queue.add("a", echo("x-2"));
+    assertThat(worker.getReceivedOnNext()).hasSize(1);
+
+    advance(KeyedWorkQueue.ECHO_WINDOW);
+    assertThat(worker.getReceivedOnNext()).hasSize(2);
+    assertThat(last(worker).causes().kept()).containsExactly(echo("x-0"), echo("x-1"), echo("x-2"));
+    queue.done("a", Outcome.success());
+    advance(Duration.ofSeconds(1));
+    assertThat(worker.getReceivedOnNext()).as("one run for the three echoes").hasSize(2);
+    assertThat(queue.stateCount()).isZero();
+  }
+
+  @Test
+  void anEchoOfAWaitingKeyIsOnlyACauseAndAFreshAddDuringTheWindowRunsAtOnce() {
+    KeyedWorkQueue<String> queue = queue(1);
+    TestSubscriber<Work<String>> worker = worker(queue);
+    queue.add("a", RESYNC);
+    queue.add("a", echo("x-0"));
+    worker.request(10);
+    assertThat(last(worker).causes().kept()).containsExactly(RESYNC, echo("x-0"));
+    queue.done("a", Outcome.success());
+
+    queue.add("a", echo("x-1"));
+    queue.add("a", CHANGED);
+    assertThat(worker.getReceivedOnNext()).as("the change does not wait for the echo window").hasSize(2);
+    assertThat(last(worker).causes().kept()).containsExactly(echo("x-1"), CHANGED);
   }
 }

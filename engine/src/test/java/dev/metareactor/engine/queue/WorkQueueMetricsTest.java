@@ -18,6 +18,11 @@ import reactor.test.scheduler.VirtualTimeScheduler;
 /** The {@code workqueue_*} meters of {@link KeyedWorkQueue}, driven in virtual time. */
 class WorkQueueMetricsTest {
 
+  /** The cause of the tests' adds: a change (fresh lane). */
+  private static final Trigger CHANGED = Trigger.of(Trigger.Cause.SPEC);
+  /** The cause of the tests' delayed adds. */
+  private static final Trigger LATER = Trigger.of(Trigger.Cause.RESYNC_AFTER);
+
   private static final Tags TAGS = Tags.of("name", "CompositeController-web", "controller", "web");
 
   private final VirtualTimeScheduler time = VirtualTimeScheduler.create();
@@ -63,8 +68,8 @@ class WorkQueueMetricsTest {
   @Test
   void timersAreHistogramsWithClientGoBuckets() {
     KeyedWorkQueue<String> queue = queue();
-    queue.process(key -> Mono.delay(Duration.ofMillis(50), time).thenReturn(Outcome.success())).subscribe();
-    queue.add("a");
+    queue.process((key, causes) -> Mono.delay(Duration.ofMillis(50), time).thenReturn(Outcome.success())).subscribe();
+    queue.add("a", CHANGED);
     time.advanceTimeBy(Duration.ofSeconds(1));
 
     CountAtBucket[] buckets = timer("workqueue.work.duration").takeSnapshot().histogramCounts();
@@ -79,17 +84,17 @@ class WorkQueueMetricsTest {
   @Test
   void countersGaugesAndTimersFollowTheWork() {
     KeyedWorkQueue<String> queue = queue();
-    queue.add("a");
-    queue.add("a");
-    queue.add("b");
-    queue.add("c");
-    queue.addAfter("d", Duration.ofSeconds(100));
+    queue.add("a", CHANGED);
+    queue.add("a", CHANGED);
+    queue.add("b", CHANGED);
+    queue.add("c", CHANGED);
+    queue.addAfter("d", Duration.ofSeconds(100), LATER);
     assertThat(registry.get("workqueue.adds").counter().count()).isEqualTo(3);
     assertThat(registry.get("workqueue.retries").counter().count()).isEqualTo(1);
     assertThat(gauge("workqueue.depth")).isEqualTo(3);
 
     time.advanceTimeBy(Duration.ofSeconds(3));
-    queue.process(key -> Mono.delay(Duration.ofSeconds(10), time).thenReturn(Outcome.success())).subscribe();
+    queue.process((key, causes) -> Mono.delay(Duration.ofSeconds(10), time).thenReturn(Outcome.success())).subscribe();
     assertThat(gauge("workqueue.depth")).as("c waits for a worker").isEqualTo(1);
     assertThat(timer("workqueue.queue.duration").count()).isEqualTo(2);
     assertThat(timer("workqueue.queue.duration").totalTime(TimeUnit.SECONDS)).isEqualTo(6);
@@ -109,10 +114,10 @@ class WorkQueueMetricsTest {
   @Test
   void aNewQueueWithTheSameNameTakesTheGaugesOverAndTheLastOneRemovesEverything() {
     KeyedWorkQueue<String> old = queue();
-    old.add("x");
+    old.add("x", CHANGED);
     KeyedWorkQueue<String> replacement = queue();
-    replacement.add("y");
-    replacement.add("z");
+    replacement.add("y", CHANGED);
+    replacement.add("z", CHANGED);
     assertThat(gauge("workqueue.depth")).isEqualTo(2);
     assertThat(registry.get("workqueue.adds").counter().count()).as("shared counter").isEqualTo(3);
 

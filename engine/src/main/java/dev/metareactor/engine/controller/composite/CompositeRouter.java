@@ -8,8 +8,10 @@ import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.selector.SelectorIndex;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -21,7 +23,9 @@ import java.util.function.Consumer;
  *       {@code parentResource.labelSelector}, or it still carries this controller's finalizer). With
  *       {@code ignoreStatusChanges}, an update that changed nothing but status is dropped (resyncs are kept).</li>
  *   <li>A child event enqueues the parent its ControllerRef points to, found by name in the parent cache and
- *       checked by UID. An update that moved a child from one parent to another enqueues both.</li>
+ *       checked by UID. An update that moved a child from one parent to another enqueues both. A child added
+ *       already controlled by its parent is the echo of the engine's own create
+ *       ({@link dev.metareactor.engine.queue.Trigger.Cause#ECHO}); every other child event is a change.</li>
  *   <li>A deleted parent is forgotten by what keeps state per parent (its related-object rules).</li>
  *   <li>An orphan's event enqueues the parents that may adopt it: those whose selector matches its labels, found
  *       in a {@link SelectorIndex} of the parents (kept up to date from the parent events), never by testing every
@@ -32,11 +36,11 @@ final class CompositeRouter {
 
   private final CompositeControllerSpec spec;
   private final SyncedResource parents;
-  private final Consumer<ParentKey> enqueue;
+  private final BiConsumer<ParentKey, Trigger> enqueue;
   private final Consumer<ParentKey> gone;
   private final SelectorIndex<ParentKey> selectors = new SelectorIndex<>();
 
-  CompositeRouter(CompositeControllerSpec spec, SyncedResource parents, Consumer<ParentKey> enqueue,
+  CompositeRouter(CompositeControllerSpec spec, SyncedResource parents, BiConsumer<ParentKey, Trigger> enqueue,
       Consumer<ParentKey> gone) {
     this.spec = Objects.requireNonNull(spec, "spec");
     this.parents = Objects.requireNonNull(parents, "parents");
@@ -64,7 +68,7 @@ final class CompositeRouter {
     if (spec.ignoreStatusChanges() && event.changedOnlyStatus()) {
       return;
     }
-    enqueue.accept(key);
+    enqueue.accept(key, event.trigger());
   }
 
   void onChildEvent(ObjectEvent event) {
@@ -74,11 +78,12 @@ final class CompositeRouter {
     if (event.object().controller() == null) {
       routeOrphan(event);
     }
-    event.controllers().forEach(owned -> routeToOwner(owned.getKey(), owned.getValue()));
+    event.controllers().forEach(owned -> routeToOwner(owned.getKey(), owned.getValue(), event));
   }
 
-  private void routeToOwner(KubeObject child, OwnerRef controller) {
-    parents.controllerOf(child, controller).ifPresent(parent -> enqueue.accept(keyOf(parent)));
+  private void routeToOwner(KubeObject child, OwnerRef controller, ObjectEvent event) {
+    parents.controllerOf(child, controller).ifPresent(parent -> enqueue.accept(keyOf(parent),
+        event.ownedTrigger(child)));
   }
 
   /** An orphan may be adopted by the parents whose selector matches it; a deleted or dying one by none. */
@@ -88,7 +93,8 @@ final class CompositeRouter {
       return;
     }
     for (ParentKey key : selectors.matching(orphan.namespace(), orphan.labels())) {
-      parents.responsible(key.namespace(), key.name()).ifPresent(parent -> enqueue.accept(key));
+      parents.responsible(key.namespace(), key.name())
+          .ifPresent(parent -> enqueue.accept(key, event.triggerAbout(Trigger.Cause.CHILD, orphan)));
     }
   }
 

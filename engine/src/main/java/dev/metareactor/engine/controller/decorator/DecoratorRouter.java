@@ -6,8 +6,10 @@ import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
+import dev.metareactor.engine.queue.Trigger;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -32,10 +34,10 @@ final class DecoratorRouter {
   }
 
   private final List<TargetType> targets;
-  private final Consumer<TargetKey> enqueue;
+  private final BiConsumer<TargetKey, Trigger> enqueue;
   private final Consumer<TargetKey> gone;
 
-  DecoratorRouter(List<TargetType> targets, Consumer<TargetKey> enqueue, Consumer<TargetKey> gone) {
+  DecoratorRouter(List<TargetType> targets, BiConsumer<TargetKey, Trigger> enqueue, Consumer<TargetKey> gone) {
     this.targets = List.copyOf(targets);
     this.enqueue = Objects.requireNonNull(enqueue, "enqueue");
     this.gone = Objects.requireNonNull(gone, "gone");
@@ -53,20 +55,21 @@ final class DecoratorRouter {
     if (type.rule().ignoreStatusChanges() && event.changedOnlyStatus()) {
       return;
     }
-    enqueue.accept(key);
+    enqueue.accept(key, event.trigger());
   }
 
   void onAttachmentEvent(ObjectEvent event) {
     if (event.isResync()) {
       return; // the target's own resync covers it
     }
-    event.controllers().forEach(owned -> routeToOwner(owned.getKey(), owned.getValue()));
+    event.controllers().forEach(owned -> routeToOwner(owned.getKey(), owned.getValue(), event));
   }
 
-  private void routeToOwner(KubeObject attachment, OwnerRef controller) {
+  private void routeToOwner(KubeObject attachment, OwnerRef controller, ObjectEvent event) {
+    Trigger trigger = event.ownedTrigger(attachment);
     for (TargetType type : targets) {
       type.synced().controllerOf(attachment, controller)
-          .ifPresent(target -> enqueue.accept(keyOf(type.resource(), target)));
+          .ifPresent(target -> enqueue.accept(keyOf(type.resource(), target), trigger));
     }
   }
 

@@ -6,12 +6,14 @@ import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.OwnerRef;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.selector.LabelSelector;
 import dev.metareactor.engine.selector.SelectorIndex;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -37,7 +39,7 @@ final class MapRouter {
   private final SyncedResource parents;
   private final Function<KubeObject, List<MapKey>> keysOf;
   private final Function<KubeObject, MapKey.InputRef> inputOf;
-  private final Consumer<MapKey> enqueue;
+  private final BiConsumer<MapKey, Trigger> enqueue;
   private final Consumer<ParentKey> statusChanged;
   private final Consumer<ParentKey> gone;
   /** The parents' selectors, by the parent's namespace: for namespaced inputs, selected in that namespace only. */
@@ -52,7 +54,8 @@ final class MapRouter {
    * @param gone a parent is gone or no longer this controller's
    */
   MapRouter(SyncedResource parents, Function<KubeObject, List<MapKey>> keysOf,
-      Function<KubeObject, MapKey.InputRef> inputOf, Consumer<MapKey> enqueue, Consumer<ParentKey> statusChanged,
+      Function<KubeObject, MapKey.InputRef> inputOf, BiConsumer<MapKey, Trigger> enqueue,
+      Consumer<ParentKey> statusChanged,
       Consumer<ParentKey> gone) {
     this.parents = Objects.requireNonNull(parents, "parents");
     this.keysOf = Objects.requireNonNull(keysOf, "keysOf");
@@ -80,7 +83,8 @@ final class MapRouter {
     } catch (IllegalArgumentException e) {
       unfile(key); // its syncs report the problem
     }
-    keysOf.apply(parent).forEach(enqueue);
+    Trigger trigger = event.trigger();
+    keysOf.apply(parent).forEach(input -> enqueue.accept(input, trigger));
     statusChanged.accept(key);
   }
 
@@ -95,8 +99,9 @@ final class MapRouter {
     if (event.previous() != null && !event.previous().labels().equals(input.labels())) {
       owners.addAll(index.matching(input.namespace(), event.previous().labels()));
     }
+    Trigger trigger = event.triggerAbout(Trigger.Cause.MAP_INPUT, input);
     for (ParentKey owner : owners) {
-      enqueue.accept(new MapKey(owner.namespace(), owner.name(), input.storedUid(), where));
+      enqueue.accept(new MapKey(owner.namespace(), owner.name(), input.storedUid(), where), trigger);
       statusChanged.accept(owner);
     }
   }
@@ -123,7 +128,8 @@ final class MapRouter {
       if (onlyStatus(event)) {
         statusChanged.accept(owner);
       } else {
-        enqueue.accept(new MapKey(owner.namespace(), owner.name(), mapKey, inputOf.apply(output)));
+        enqueue.accept(new MapKey(owner.namespace(), owner.name(), mapKey, inputOf.apply(output)),
+            event.ownedTrigger(output));
       }
     });
   }

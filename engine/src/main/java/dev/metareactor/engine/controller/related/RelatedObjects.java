@@ -16,6 +16,7 @@ import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.queue.Trigger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,7 +26,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,7 +92,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
   private final HookVersion version;
   private final UnknownFields unknownFields;
   private final @Nullable ControllerContext context;
-  private final Consumer<K> enqueue;
+  private final BiConsumer<K, Trigger> enqueue;
   private final Cache<String, List<RelatedRule>> answers = Caffeine.newBuilder()
       .expireAfterWrite(ANSWER_LIFETIME).maximumSize(MAX_CACHED_ANSWERS).build();
   private final RelatedIndex<K> index = new RelatedIndex<>();
@@ -133,11 +134,11 @@ public final class RelatedObjects<K> implements AutoCloseable {
    * @param hook the customize hook, or {@code null} when the controller has none (then {@code related} is empty)
    * @param context the engine's services; may be {@code null} when {@code hook} is
    * @param hookSpec the customize hook's spec (version and {@code responseUnMarshallMode}), when there is one
-   * @param enqueue re-syncs a parent
+   * @param enqueue re-syncs a parent, for a cause
    */
   public RelatedObjects(String controllerKind, String controllerName, JsonNode controllerObject,
       @Nullable HookCaller hook, Optional<HookSpec> hookSpec, @Nullable ControllerContext context,
-      Consumer<K> enqueue) {
+      BiConsumer<K, Trigger> enqueue) {
     this.controllerKind = Objects.requireNonNull(controllerKind, "controllerKind");
     this.controllerName = Objects.requireNonNull(controllerName, "controllerName");
     this.controllerObject = Objects.requireNonNull(controllerObject, "controllerObject");
@@ -330,10 +331,12 @@ public final class RelatedObjects<K> implements AutoCloseable {
       return;
     }
     try {
-      index.parentsOf(scope.resource(), scope.namespace(), event.object(), this::namespaceLabels).forEach(enqueue);
+      Trigger trigger = event.triggerAbout(Trigger.Cause.RELATED, event.object());
+      index.parentsOf(scope.resource(), scope.namespace(), event.object(), this::namespaceLabels)
+          .forEach(parent -> enqueue.accept(parent, trigger));
       if (event.previous() != null) {
         index.parentsOf(scope.resource(), scope.namespace(), event.previous(), this::namespaceLabels)
-            .forEach(enqueue);
+            .forEach(parent -> enqueue.accept(parent, trigger));
       }
     } catch (RuntimeException e) {
       LOG.error("{} {}: routing a related {} event failed", controllerKind, controllerName, scope, e);
@@ -344,7 +347,8 @@ public final class RelatedObjects<K> implements AutoCloseable {
     if (event.type() == ObjectEvent.Type.UPDATED && !event.isResync()
         && !Objects.requireNonNull(event.previous(), "an update has the previous object").labels()
             .equals(event.object().labels())) {
-      index.parentsSelectingNamespaces().forEach(enqueue);
+      Trigger trigger = event.triggerAbout(Trigger.Cause.RELATED, event.object());
+      index.parentsSelectingNamespaces().forEach(parent -> enqueue.accept(parent, trigger));
     }
   }
 

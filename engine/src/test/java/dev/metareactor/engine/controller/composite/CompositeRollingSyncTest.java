@@ -88,7 +88,8 @@ class CompositeRollingSyncTest {
         ChosenHook.Purpose.DESIRED_STATE);
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
-        new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
+        new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null,
+            (key, trigger) -> {}),
         new ChildrenManager(api, applier, (object, eventType, reason, message) -> { }), finalizers,
         (object, eventType, reason, message) -> { });
   }

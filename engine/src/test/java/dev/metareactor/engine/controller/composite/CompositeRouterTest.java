@@ -15,9 +15,11 @@ import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
+import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.testing.FakeInformerLease;
 import dev.metareactor.engine.testing.KubeObjectBuilder;
 import dev.metareactor.engine.testing.RecordingApi;
@@ -53,6 +55,8 @@ class CompositeRouterTest {
 
   private final FakeInformerLease parentCache = new FakeInformerLease(THINGS);
   private final List<ParentKey> enqueued = new ArrayList<>();
+  /** The cause of each key in {@link #enqueued}, in the same order. */
+  private final List<Trigger> triggers = new ArrayList<>();
   private final List<ParentKey> gone = new ArrayList<>();
 
   private CompositeRouter router(Option... options) {
@@ -77,7 +81,10 @@ class CompositeRouterTest {
     assertThat(spec.finalizerName()).isEqualTo(FINALIZER);
     SyncedResource synced = new SyncedResource(resource, parents,
         parent -> spec.parentSelector().matches(parent.labels()), new Finalizers(FINALIZER, new RecordingApi()));
-    return new CompositeRouter(spec, synced, enqueued::add, gone::add);
+    return new CompositeRouter(spec, synced, (key, trigger) -> {
+      enqueued.add(key);
+      triggers.add(trigger);
+    }, gone::add);
   }
 
   /** A parent in namespace {@code team} that the controller's label selector matches. */
@@ -140,6 +147,7 @@ class CompositeRouterTest {
   /** Forgets what the router enqueued and forgot so far. */
   private void clearRecords() {
     enqueued.clear();
+    triggers.clear();
     gone.clear();
   }
 
@@ -235,6 +243,8 @@ class CompositeRouterTest {
     router.onChildEvent(added(child("c").controlledBy(parent).build()));
 
     assertThat(enqueued).containsExactly(key("p"));
+    assertThat(triggers).as("a child added already controlled by its parent: the engine's own create")
+        .containsExactly(Trigger.about(Trigger.Cause.ECHO, Trigger.Change.CREATED, "ConfigMap", "team", "c"));
   }
 
   @Test
@@ -246,6 +256,8 @@ class CompositeRouterTest {
     router.onChildEvent(deleted(child("c").controlledBy(parent).build()));
 
     assertThat(enqueued).containsExactly(key("p"));
+    assertThat(triggers)
+        .containsExactly(Trigger.about(Trigger.Cause.CHILD, Trigger.Change.DELETED, "ConfigMap", "team", "c"));
   }
 
   @Test
@@ -330,6 +342,8 @@ class CompositeRouterTest {
     parentAdded(router, managedParent("q").build());
 
     router.onChildEvent(added(orphanLabelled(ChildSelector.CONTROLLER_UID_LABEL, "p-uid")));
+    assertThat(triggers).as("an orphan to adopt is a change, not an echo")
+        .containsExactly(Trigger.about(Trigger.Cause.CHILD, Trigger.Change.CREATED, "ConfigMap", "team", "orphan"));
 
     assertThat(enqueued).containsExactly(key("p"));
   }
@@ -442,5 +456,29 @@ class CompositeRouterTest {
     router.onChildEvent(added(orphanLabelled("app", "web")));
 
     assertThat(enqueued).isEmpty();
+  }
+
+  // ---- causes of a parent's own events
+
+  @Test
+  void eachParentEventNamesWhatChanged() {
+    CompositeRouter router = router();
+    KubeObject parent = managedParent("p").generation(1).build();
+    router.onParentEvent(added(parent));
+    KubeObject edited = nextVersionOf(parent).generation(2).build();
+    router.onParentEvent(updated(parent, edited));
+    KubeObject relabelled = nextVersionOf(edited).label("tier", "gold").build();
+    router.onParentEvent(updated(edited, relabelled));
+    KubeObject poked = nextVersionOf(relabelled).annotation(ObjectEvent.SYNC_REQUESTED_AT, "2026-11-27T03:00:00Z")
+        .build();
+    router.onParentEvent(updated(relabelled, poked));
+    KubeObject withStatus = nextVersionOf(poked).field("status", "{\"ready\": true}").build();
+    router.onParentEvent(updated(poked, withStatus));
+    router.onParentEvent(resync(withStatus));
+    router.onParentEvent(deleted(withStatus));
+
+    assertThat(triggers).extracting(Trigger::cause).containsExactly(Trigger.Cause.CREATED, Trigger.Cause.SPEC,
+        Trigger.Cause.METADATA, Trigger.Cause.SYNC_REQUESTED, Trigger.Cause.STATUS, Trigger.Cause.CACHE_FLUSH,
+        Trigger.Cause.DELETED);
   }
 }

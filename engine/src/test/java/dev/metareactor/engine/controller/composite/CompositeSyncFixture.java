@@ -128,7 +128,8 @@ public final class CompositeSyncFixture {
     ChosenHook hook = new ChosenHook("sync", syncHook, spec.syncHook().get(), ChosenHook.Purpose.DESIRED_STATE);
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
         new ObjectSync.Hooks(hook, null),
-        new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null, key -> {}),
+        new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null,
+            (key, trigger) -> {}),
         new ChildrenManager(api, ChildApplier.of(strategy, api, "metacontroller", ownLabels), this::record,
             (resource, holder) -> conflicts.add(resource.resource() + " " + holder.tag())),
         finalizers, this::record, placement);

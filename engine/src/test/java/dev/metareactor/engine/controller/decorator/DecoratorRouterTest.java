@@ -7,6 +7,7 @@ import static dev.metareactor.engine.testing.ObjectEvents.deleted;
 import static dev.metareactor.engine.testing.ObjectEvents.resync;
 import static dev.metareactor.engine.testing.ObjectEvents.updated;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.metareactor.engine.api.DecoratorControllerSpec;
 import dev.metareactor.engine.controller.Finalizers;
@@ -15,6 +16,7 @@ import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.testing.FakeInformerLease;
 import dev.metareactor.engine.testing.KubeObjectBuilder;
 import dev.metareactor.engine.testing.RecordingApi;
@@ -40,6 +42,8 @@ class DecoratorRouterTest {
   private final FakeInformerLease serviceCache = new FakeInformerLease(SERVICES);
   private final FakeInformerLease deploymentCache = new FakeInformerLease(DEPLOYMENTS);
   private final List<TargetKey> enqueued = new ArrayList<>();
+  /** The cause of each key in {@link #enqueued}, in the same order. */
+  private final List<Trigger> triggers = new ArrayList<>();
   private final List<TargetKey> gone = new ArrayList<>();
   private final TargetType services;
   private final TargetType deployments;
@@ -61,7 +65,10 @@ class DecoratorRouterTest {
     Finalizers finalizers = new Finalizers(FINALIZER, new RecordingApi());
     services = targetType(SERVICES, serviceCache, spec.targets().get(0), finalizers);
     deployments = targetType(DEPLOYMENTS, deploymentCache, spec.targets().get(1), finalizers);
-    router = new DecoratorRouter(List.of(services, deployments), enqueued::add, gone::add);
+    router = new DecoratorRouter(List.of(services, deployments), (key, trigger) -> {
+      enqueued.add(key);
+      triggers.add(trigger);
+    }, gone::add);
   }
 
   private static TargetType targetType(ApiResource resource, FakeInformerLease cache,
@@ -173,6 +180,8 @@ class DecoratorRouterTest {
     router.onAttachmentEvent(added(attachment("web-tags").controlledBy(deployment).build()));
 
     assertThat(enqueued).containsExactly(deploymentKey("web"));
+    assertThat(triggers).as("an attachment added already controlled by its target: the engine's own create")
+        .extracting(Trigger::cause).containsExactly(Trigger.Cause.ECHO);
   }
 
   @Test
@@ -183,6 +192,8 @@ class DecoratorRouterTest {
     router.onAttachmentEvent(deleted(attachment("web-tags").controlledBy(service).build()));
 
     assertThat(enqueued).containsExactly(serviceKey("web"));
+    assertThat(triggers).extracting(Trigger::cause, Trigger::change, Trigger::name)
+        .containsExactly(tuple(Trigger.Cause.CHILD, Trigger.Change.DELETED, "web-tags"));
   }
 
   @Test

@@ -115,7 +115,8 @@ final class DecoratorSyncFixture {
         events.add(object.name() + ": " + eventType + " " + reason + " " + message);
     return new ObjectSync<>(kind, DecoratorSync.SHAPE, "DecoratorController " + NAME, controller,
         new ObjectSync.Hooks(syncHook, finalizeHook),
-        new RelatedObjects<>("DecoratorController", NAME, controller, null, Optional.empty(), null, key -> {}),
+        new RelatedObjects<>("DecoratorController", NAME, controller, null, Optional.empty(), null,
+            (key, trigger) -> {}),
         new ChildrenManager(api, ChildApplier.of(strategy, api, "metacontroller"), recorded),
         finalizers, recorded);
   }

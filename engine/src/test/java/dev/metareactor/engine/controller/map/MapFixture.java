@@ -18,6 +18,7 @@ import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.testing.FakeInformerLease;
 import dev.metareactor.engine.testing.KubeObjectBuilder;
 import dev.metareactor.engine.testing.RecordingApi;
@@ -26,6 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -127,13 +129,14 @@ final class MapFixture {
   ObjectSync<MapKey> objectSync(HookCaller map) {
     return new ObjectSync<>(mapSync(map), MapSync.SHAPE, "MapController snapshots", controller,
         ObjectSync.Hooks.NONE,
-        new RelatedObjects<>("MapController", "snapshots", controller, null, Optional.empty(), null, key -> {}),
+        new RelatedObjects<>("MapController", "snapshots", controller, null, Optional.empty(), null,
+            (key, trigger) -> {}),
         new ChildrenManager(api, ChildApplier.of(strategy, api, "metacontroller"), recorded()),
         finalizers, recorded());
   }
 
   /** The router, handing what it finds to the given consumers. */
-  MapRouter router(Consumer<MapKey> enqueue, Consumer<ParentKey> statusChanged, Consumer<ParentKey> gone) {
+  MapRouter router(BiConsumer<MapKey, Trigger> enqueue, Consumer<ParentKey> statusChanged, Consumer<ParentKey> gone) {
     return new MapRouter(parentType, kind::keysOf, kind::inputOf, enqueue, statusChanged, gone);
   }
 

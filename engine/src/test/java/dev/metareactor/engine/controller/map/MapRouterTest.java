@@ -17,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.queue.Trigger;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -30,9 +31,14 @@ class MapRouterTest {
 
   private final MapFixture fixture = new MapFixture();
   private final List<MapKey> enqueued = new ArrayList<>();
+  /** The cause of each key in {@link #enqueued}, in the same order. */
+  private final List<Trigger> triggers = new ArrayList<>();
   private final List<ParentKey> statusChanged = new ArrayList<>();
   private final List<ParentKey> gone = new ArrayList<>();
-  private final MapRouter router = fixture.router(enqueued::add, statusChanged::add, gone::add);
+  private final MapRouter router = fixture.router((key, trigger) -> {
+      enqueued.add(key);
+      triggers.add(trigger);
+    }, statusChanged::add, gone::add);
 
   /** Caches a parent and tells the router it was added; then forgets what that did. */
   private KubeObject parentAdded(KubeObject parent) {
@@ -48,6 +54,7 @@ class MapRouterTest {
 
   private void clearRecords() {
     enqueued.clear();
+    triggers.clear();
     statusChanged.clear();
     gone.clear();
   }
@@ -156,6 +163,8 @@ class MapRouterTest {
     router.onInputEvent(MapFixture.CONFIG_MAPS, added(input));
 
     assertThat(enqueuedAsShown()).containsExactlyInAnyOrder(shown(keyOf(first, input)), shown(keyOf(second, input)));
+    assertThat(triggers).containsOnly(
+        Trigger.about(Trigger.Cause.MAP_INPUT, Trigger.Change.CREATED, "ConfigMap", NAMESPACE, "in"));
     assertThat(statusChanged).containsExactlyInAnyOrder(parentKey("first"), parentKey("second"));
   }
 
@@ -206,8 +215,11 @@ class MapRouterTest {
 
     // Deleted: the input's sync makes it again.
     router.onOutputEvent(deleted(output(parent, input, "out").build()));
+    // Added already controlled by its parent: the echo of the engine's own create.
+    router.onOutputEvent(added(output(parent, input, "out").build()));
 
-    assertThat(enqueuedAsShown()).containsExactly(shown(keyOf(parent, input)));
+    assertThat(enqueuedAsShown()).containsExactly(shown(keyOf(parent, input)), shown(keyOf(parent, input)));
+    assertThat(triggers).extracting(Trigger::cause).containsExactly(Trigger.Cause.CHILD, Trigger.Cause.ECHO);
     assertThat(statusChanged).isEmpty();
   }
 

@@ -10,6 +10,7 @@ import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.host.ControllerContext;
+import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
@@ -20,9 +21,11 @@ import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -54,6 +57,8 @@ class RelatedObjectsTest {
       new FixedDiscovery(SECRETS, NAMESPACES, THINGS, CLUSTER_THINGS), informers, api,
       new EventRecorder(api, new RateLimit(100, 100), Scheduling.production().wallClock(), "test"), hooks,
       new SimpleMeterRegistry(), Scheduling.production());
+  /** What the related objects enqueued, each key with its cause. */
+  private final List<String> enqueued = new CopyOnWriteArrayList<>();
   /** What the customize hook answers now. */
   private final AtomicReference<String> answer = new AtomicReference<>(EVERY_SECRET);
 
@@ -66,7 +71,8 @@ class RelatedObjectsTest {
     ObjectNode controller = KubeJson.nodes().objectNode().put("kind", "CompositeController");
     return new RelatedObjects<>("CompositeController", "c", controller,
         (request, root) -> Mono.just(KubeJson.mapper().readTree(answer.get())),
-        Optional.of(new HookSpec(version, KubeJson.nodes().objectNode())), context, key -> { });
+        Optional.of(new HookSpec(version, KubeJson.nodes().objectNode())), context,
+        (key, trigger) -> enqueued.add(key + " because " + trigger));
   }
 
   private static KubeObject object(String apiVersion, String kind, String namespace, String name,
@@ -155,6 +161,22 @@ class RelatedObjectsTest {
       JsonNode shown = relatedOf(related, parent, CLUSTER_THINGS, HookVersion.V1);
       assertThat(shown.path("Secret.v1").propertyNames()).containsExactly("team/token");
       assertThat(informers.held()).containsOnlyKeys("secrets/v1");
+    }
+  }
+
+  @Test
+  void aChangeOfARelatedObjectEnqueuesTheParentsThatReadItNamingIt() {
+    secretsInTeamAndOther();
+    try (RelatedObjects<ParentKey> related = related(HookVersion.V1)) {
+      relatedOf(related, parent("team", "p"), THINGS, HookVersion.V1);
+      enqueued.clear(); // the Secrets the new informer showed at once
+      KubeObject token = informers.of(SECRETS).get("team", "token").orElseThrow();
+      ObjectNode json = token.toTree();
+      ((ObjectNode) json.get("metadata")).put("resourceVersion", "2");
+      informers.of(SECRETS).deliver(new ObjectEvent(ObjectEvent.Type.UPDATED, token, KubeObject.of(json)));
+
+      // Once for its new state and once for its previous one (the queue coalesces them).
+      assertThat(enqueued).containsOnly("team/p because related object changed: Secret team/token (updated)");
     }
   }
 }
