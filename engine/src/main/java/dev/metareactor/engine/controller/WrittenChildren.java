@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ResourceVersions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -58,9 +59,17 @@ public final class WrittenChildren {
     });
   }
 
+  /** Whether the cache of {@code type} has caught up to the resourceVersion {@code created} was created at. */
+  private static boolean caughtUp(ChildType type, KubeObject created) {
+    String seen = type.informer().resourceVersion();
+    String version = created.resourceVersion();
+    return seen != null && version != null && !ResourceVersions.newer(version, seen);
+  }
+
   /**
    * {@code observed}, the owned objects of the sync of {@code key} as the caches show them, with what the syncs before
-   * it created that the caches do not show yet. A create the cache shows (by namespace and name) is forgotten.
+   * it created that the caches do not show yet. A create the cache shows (by namespace and name) is forgotten, and so
+   * is one the cache has caught up with but does not show (deleted since: created again if still desired).
    */
   public Map<ChildType, List<KubeObject>> observedWith(Object key, String uid,
       Map<ChildType, List<KubeObject>> observed) {
@@ -80,6 +89,8 @@ public final class WrittenChildren {
         if (objects.stream().anyMatch(object -> object.name().equals(owned.name())
             && object.namespace().equals(owned.namespace()))) {
           it.remove(); // the cache has it now
+        } else if (caughtUp(type, entry.getValue())) {
+          it.remove(); // the cache has seen its create and does not show it: deleted since
         } else {
           if (list == objects) {
             list = new ArrayList<>(objects);

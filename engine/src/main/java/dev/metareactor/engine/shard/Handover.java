@@ -3,6 +3,7 @@ package dev.metareactor.engine.shard;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ResourceVersions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -105,7 +106,7 @@ public final class Handover {
    */
   static void record(Map<String, String> versions, ApiResource resource, @Nullable String version) {
     if (version != null && !version.isEmpty()) {
-      versions.merge(resourceKey(resource), version, (a, b) -> newer(b, a) ? b : a);
+      versions.merge(resourceKey(resource), version, (a, b) -> ResourceVersions.newer(b, a) ? b : a);
     }
   }
 
@@ -123,7 +124,7 @@ public final class Handover {
     for (Map.Entry<String, String> moved : versions(value).entrySet()) {
       InformerLease informer = owned.get(moved.getKey());
       String seen = informer == null ? null : informer.resourceVersion();
-      if (informer != null && (seen == null || newer(moved.getValue(), seen))) {
+      if (informer != null && (seen == null || ResourceVersions.newer(moved.getValue(), seen))) {
         long now = nanoTime.getAsLong();
         long since = waitingSince.computeIfAbsent(uid, u -> now);
         if (now - since < WAIT_AT_MOST.toNanos()) {
@@ -138,18 +139,6 @@ public final class Handover {
     }
     waitingSince.remove(uid);
     return Optional.empty();
-  }
-
-  /**
-   * Whether resourceVersion {@code a} is newer than {@code b}, both read as the integers etcd makes them; never
-   * when either is not one (it cannot be compared, so it holds nothing back).
-   */
-  static boolean newer(String a, String b) {
-    try {
-      return Long.parseLong(a) > Long.parseLong(b);
-    } catch (NumberFormatException e) {
-      return false;
-    }
   }
 
   /** A parent this replica may not sync yet: its owned objects are not all in the caches. */

@@ -45,4 +45,21 @@ class WrittenChildrenTest {
     assertThat(written.observedWith("ns/q", "uid-q", Map.of(MAPS, List.of())).get(MAPS)).isEmpty();
     assertThat(written.observedWith("ns/p", "uid-new", Map.of(MAPS, List.of())).get(MAPS)).isEmpty();
   }
+
+  @Test
+  void aCreateTheCacheCaughtUpWithButDoesNotShowWasDeletedSinceAndIsForgotten() {
+    FakeInformerLease informer = new FakeInformerLease(CONFIG_MAPS);
+    ChildType maps = new ChildType(CONFIG_MAPS, informer, UpdateMethod.IN_PLACE);
+    KubeObject created = object(CONFIG_MAPS, "ns", "p-a").resourceVersion("10").build();
+    written.recorder("ns/p", "uid-p").created(CONFIG_MAPS, created);
+
+    informer.caughtUpTo("9");
+    assertThat(written.observedWith("ns/p", "uid-p", Map.of(maps, List.of())).get(maps))
+        .as("the cache is behind the create").containsExactly(created);
+    informer.caughtUpTo("12");
+    assertThat(written.observedWith("ns/p", "uid-p", Map.of(maps, List.of())).get(maps))
+        .as("the cache saw the create and then its delete (the next sync creates it again)").isEmpty();
+    informer.caughtUpTo("9");
+    assertThat(written.observedWith("ns/p", "uid-p", Map.of(maps, List.of())).get(maps)).as("forgotten").isEmpty();
+  }
 }
