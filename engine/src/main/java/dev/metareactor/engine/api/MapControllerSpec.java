@@ -74,6 +74,12 @@ public record MapControllerSpec(
     if (outputs.isEmpty()) {
       throw new InvalidControllerException("spec.outputResources: at least one resource is required");
     }
+    for (int i = 0; i < outputs.size(); i++) {
+      if (outputs.get(i).ignoreStatusChanges()) {
+        throw new InvalidControllerException("spec.outputResources[" + i + "].ignoreStatusChanges: not supported"
+            + " here: a change of an output's status alone never calls a hook, it only recounts the parent's status");
+      }
+    }
     JsonNode hooks = spec.get("hooks");
     if (hooks == null || !hooks.isObject()) {
       throw new InvalidControllerException("spec.hooks: no hooks defined");

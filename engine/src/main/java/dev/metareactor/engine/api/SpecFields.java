@@ -85,8 +85,17 @@ final class SpecFields {
             + " is not supported here (only a CompositeController's children roll across ControllerRevisions); use "
             + (method.recreate() ? "Recreate" : "InPlace") + " to update all changed children at once");
       }
-      return new ChildResourceRule(rule, method,
-          statusChecks(node.path("updateStrategy").get("statusChecks"), itemField + ".updateStrategy.statusChecks"));
+      List<StatusCheck> checks =
+          statusChecks(node.path("updateStrategy").get("statusChecks"), itemField + ".updateStrategy.statusChecks");
+      boolean ignoreStatusChanges = bool(node.get("ignoreStatusChanges"), itemField + ".ignoreStatusChanges");
+      if (ignoreStatusChanges && (!checks.isEmpty() || method.rolling())) {
+        // Both read the children's status (a rollout waits for status.observedGeneration too): ignoring its changes
+        // would leave a rollout or the ordered children waiting for the next resync.
+        throw new InvalidControllerException(itemField + ".ignoreStatusChanges: cannot be true while "
+            + (checks.isEmpty() ? methodField + " " + method : itemField + ".updateStrategy.statusChecks")
+            + " waits for the status of these objects");
+      }
+      return new ChildResourceRule(rule, method, checks, ignoreStatusChanges);
     });
   }
 

@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller;
 import dev.metareactor.engine.api.StatusCheck;
 import dev.metareactor.engine.api.UpdateMethod;
 import dev.metareactor.engine.informer.InformerLease;
+import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import java.util.List;
 import java.util.Objects;
@@ -10,10 +11,11 @@ import java.util.Objects;
 /**
  * A child resource a hosted controller manages: what it is, its informer, how changed children update, and the status
  * checks a child must pass before the children ordered after it are written ({@link ChildOrder}) and, for a rolling
- * update, before the next child moves.
+ * update, before the next child moves; and whether a change of a child's status alone syncs its parent
+ * ({@code ignoreStatusChanges}).
  */
 public record ChildType(ApiResource resource, InformerLease informer, UpdateMethod updateMethod,
-    List<StatusCheck> statusChecks) {
+    List<StatusCheck> statusChecks, boolean ignoreStatusChanges) {
 
   public ChildType {
     Objects.requireNonNull(resource, "resource");
@@ -22,9 +24,24 @@ public record ChildType(ApiResource resource, InformerLease informer, UpdateMeth
     statusChecks = List.copyOf(statusChecks);
   }
 
-  /** A child resource without status checks. */
+  /** A child resource whose children's status changes count. */
+  public ChildType(ApiResource resource, InformerLease informer, UpdateMethod updateMethod,
+      List<StatusCheck> statusChecks) {
+    this(resource, informer, updateMethod, statusChecks, false);
+  }
+
+  /** A child resource without status checks, whose children's status changes count. */
   public ChildType(ApiResource resource, InformerLease informer, UpdateMethod updateMethod) {
-    this(resource, informer, updateMethod, List.of());
+    this(resource, informer, updateMethod, List.of(), false);
+  }
+
+  /**
+   * Whether its parent is left alone for {@code event}, an event of a child of this type: the type's {@code
+   * ignoreStatusChanges} is on and the event changed nothing but the child's status
+   * ({@link ObjectEvent#changedNothingButStatus}).
+   */
+  public boolean ignores(ObjectEvent event) {
+    return ignoreStatusChanges && event.changedNothingButStatus();
   }
 
   /** Whether a desired object of this apiVersion and kind belongs to this type. */

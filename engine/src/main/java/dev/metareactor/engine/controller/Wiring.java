@@ -130,8 +130,9 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
     open("childTypes");
     List<ChildType> types = new ArrayList<>();
     for (int i = 0; i < rules.size(); i++) {
-      types.add(new ChildType(resources.get(i), acquireOwned(resources.get(i)), rules.get(i).updateMethod(),
-          rules.get(i).statusChecks()));
+      ChildResourceRule rule = rules.get(i);
+      types.add(new ChildType(resources.get(i), acquireOwned(resources.get(i)), rule.updateMethod(),
+          rule.statusChecks(), rule.ignoreStatusChanges()));
     }
     return types;
   }

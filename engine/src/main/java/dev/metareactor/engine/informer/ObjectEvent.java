@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * A change an informer saw. Routers only use it to find which parents to enqueue; a sync always reads the newest
@@ -46,6 +47,33 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
         && previous.labels().equals(object.labels())
         && previous.annotations().equals(object.annotations())
         && !object.deleting();
+  }
+
+  /**
+   * An update that changed nothing but {@code status}: the object before and after are the same once {@code status}
+   * and {@code metadata.resourceVersion} are left out ({@code managedFields} never reaches the cache). What a child
+   * or attachment type's {@code ignoreStatusChanges} drops. Stricter than {@link #changedOnlyStatus}, which upstream's
+   * parents use: a child often has no {@code generation} (a ConfigMap, a Secret), so an equal generation says nothing
+   * of its data; the trees are compared only after the cheap checks pass, and only where a type asks for it.
+   * Resyncs are not such updates.
+   */
+  public boolean changedNothingButStatus() {
+    if (!changedOnlyStatus() || previous == null) {
+      return false;
+    }
+    return !previous.deleting() && previous.ownerReferences().equals(object.ownerReferences())
+        && previous.finalizers().equals(object.finalizers())
+        && withoutStatus(previous).equals(withoutStatus(object));
+  }
+
+  /** The object's tree without {@code status} and {@code metadata.resourceVersion}. */
+  private static ObjectNode withoutStatus(KubeObject object) {
+    ObjectNode tree = object.toTree();
+    tree.remove("status");
+    if (tree.get("metadata") instanceof ObjectNode metadata) {
+      metadata.remove("resourceVersion");
+    }
+    return tree;
   }
 
   /**

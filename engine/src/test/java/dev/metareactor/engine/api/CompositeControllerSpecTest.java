@@ -87,6 +87,31 @@ class CompositeControllerSpecTest {
   }
 
   @Test
+  void ignoreStatusChangesOfAChildTypeIsReadAndRefusedWhereTheChildrensStatusIsWaitedFor() {
+    String start = "{\"parentResource\": {\"apiVersion\": \"v1\", \"resource\": \"x\"}, \"childResources\": [";
+    String hooks = "], \"hooks\": {\"sync\": {\"webhook\": {\"url\": \"u\"}}}}";
+    CompositeControllerSpec spec = CompositeControllerSpec.parse(controller(start
+        + "{\"apiVersion\": \"v1\", \"resource\": \"pods\", \"ignoreStatusChanges\": true},"
+        + "{\"apiVersion\": \"v1\", \"resource\": \"configmaps\"}" + hooks));
+    assertThat(spec.children()).extracting(ChildResourceRule::ignoreStatusChanges).containsExactly(true, false);
+    assertThat(spec.ignoreStatusChanges()).as("the parent's own switch").isFalse();
+
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller(start
+        + "{\"apiVersion\": \"v1\", \"resource\": \"pods\", \"ignoreStatusChanges\": true, \"updateStrategy\":"
+        + " {\"method\": \"InPlace\", \"statusChecks\": {\"conditions\": [{\"type\": \"Ready\"}]}}}" + hooks)))
+        .hasMessage("spec.childResources[0].ignoreStatusChanges: cannot be true while"
+            + " spec.childResources[0].updateStrategy.statusChecks waits for the status of these objects");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller(start
+        + "{\"apiVersion\": \"v1\", \"resource\": \"pods\", \"ignoreStatusChanges\": true, \"updateStrategy\":"
+        + " {\"method\": \"RollingRecreate\"}}" + hooks)))
+        .hasMessage("spec.childResources[0].ignoreStatusChanges: cannot be true while"
+            + " spec.childResources[0].updateStrategy.method RollingRecreate waits for the status of these objects");
+    assertThatThrownBy(() -> CompositeControllerSpec.parse(controller(start
+        + "{\"apiVersion\": \"v1\", \"resource\": \"pods\", \"ignoreStatusChanges\": \"yes\"}" + hooks)))
+        .hasMessage("spec.childResources[0].ignoreStatusChanges: must be true or false");
+  }
+
+  @Test
   void errorsNameTheField() {
     assertThatThrownBy(() -> CompositeControllerSpec.parse(controller("{}")))
         .hasMessage("spec.parentResource: required");

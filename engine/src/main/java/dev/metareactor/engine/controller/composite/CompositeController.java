@@ -101,7 +101,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
     CompositeRouter router = new CompositeRouter(spec(), parents, wiring.queue(), related::forget);
     wiring.subscribe(parents.informer(), "parent", router::onParentEvent);
     for (ChildType type : childTypes) {
-      wiring.subscribe(type.informer(), "child", router::onChildEvent);
+      wiring.subscribe(type.informer(), "child", event -> router.onChildEvent(type, event));
     }
     return wiring.objectSync(new CompositeSync(spec(), parents, childTypes, claimer, context().api(), rollingUpdate,
         context().events()::record, deleteParentAllowed), CompositeSync.SHAPE, related);

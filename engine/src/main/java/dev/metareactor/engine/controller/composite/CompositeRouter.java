@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.controller.ChildSelector;
+import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.informer.ObjectEvent;
@@ -25,7 +26,9 @@ import java.util.function.Consumer;
  *   <li>A child event enqueues the parent its ControllerRef points to, found by name in the parent cache and
  *       checked by UID. An update that moved a child from one parent to another enqueues both. A child added
  *       already controlled by its parent is the echo of the engine's own create
- *       ({@link dev.metareactor.engine.queue.Trigger.Cause#ECHO}); every other child event is a change.</li>
+ *       ({@link dev.metareactor.engine.queue.Trigger.Cause#ECHO}); every other child event is a change. With its
+ *       child type's {@code ignoreStatusChanges}, an update that changed nothing but the child's status is
+ *       dropped.</li>
  *   <li>A deleted parent is forgotten by what keeps state per parent (its related-object rules).</li>
  *   <li>An orphan's event enqueues the parents that may adopt it: those whose selector matches its labels, found
  *       in a {@link SelectorIndex} of the parents (kept up to date from the parent events), never by testing every
@@ -69,6 +72,16 @@ final class CompositeRouter {
       return;
     }
     enqueue.accept(key, event.trigger());
+  }
+
+  /**
+   * An event of a child of {@code type}: dropped when the type ignores it ({@code ignoreStatusChanges} and a change of
+   * status alone), else routed as {@link #onChildEvent(ObjectEvent)} routes it.
+   */
+  void onChildEvent(ChildType type, ObjectEvent event) {
+    if (!type.ignores(event)) {
+      onChildEvent(event);
+    }
   }
 
   void onChildEvent(ObjectEvent event) {

@@ -71,7 +71,7 @@ public final class DecoratorController extends AbstractHostedController<TargetKe
       wiring.subscribe(type.synced().informer(), "target", event -> router.onTargetEvent(type, event));
     }
     for (ChildType type : attachmentTypes) {
-      wiring.subscribe(type.informer(), "attachment", router::onAttachmentEvent);
+      wiring.subscribe(type.informer(), "attachment", event -> router.onAttachmentEvent(type, event));
     }
     return wiring.objectSync(new DecoratorSync(spec(), targetTypes, attachmentTypes, context().api()),
         DecoratorSync.SHAPE, related);

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.controller.decorator;
 
 import dev.metareactor.engine.api.DecoratorControllerSpec;
+import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
@@ -21,7 +22,9 @@ import java.util.function.Consumer;
  *       match its resource rule's selectors, or it still carries this controller's finalizer (it opted out and must
  *       be finalized). With {@code ignoreStatusChanges}, an update that changed nothing but status is dropped.</li>
  *   <li>An attachment event enqueues the target its ControllerRef points to (looked up by kind and name in that
- *       target type's cache, checked by UID); attachments are never adopted, so orphans are ignored.</li>
+ *       target type's cache, checked by UID); attachments are never adopted, so orphans are ignored. With its
+ *       attachment type's {@code ignoreStatusChanges}, an update that changed nothing but the attachment's status is
+ *       dropped.</li>
  * </ul>
  */
 final class DecoratorRouter {
@@ -56,6 +59,16 @@ final class DecoratorRouter {
       return;
     }
     enqueue.accept(key, event.trigger());
+  }
+
+  /**
+   * An event of an attachment of {@code type}: dropped when the type ignores it ({@code ignoreStatusChanges} and a
+   * change of status alone), else routed as {@link #onAttachmentEvent(ObjectEvent)} routes it.
+   */
+  void onAttachmentEvent(ChildType type, ObjectEvent event) {
+    if (!type.ignores(event)) {
+      onAttachmentEvent(event);
+    }
   }
 
   void onAttachmentEvent(ObjectEvent event) {

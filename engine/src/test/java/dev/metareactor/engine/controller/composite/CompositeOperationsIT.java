@@ -14,12 +14,15 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,6 +30,7 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -227,6 +231,68 @@ class CompositeOperationsIT extends CompositeTestBase {
       setSpec("loud", List.of("a"), "two");
       await().atMost(TIMEOUT).until(() -> engine.hasEvent(cluster.namespace(), "loud", "SyncError",
           "events[0].type must be Normal or Warning"));
+    }
+  }
+  /**
+   * {@code ignoreStatusChanges} on a child type (upstream's #986, finished there for parents only): someone writing
+   * a child's status alone does not sync its parent; a change of the child's labels does. The change of another
+   * parent's child, on the same informer and so routed after it, is the clock that says the status change was seen.
+   */
+  @Test
+  void aChildTypeWithIgnoreStatusChangesDoesNotSyncTheParentForAChangeOfAChildsStatusAlone() {
+    parents = ParentCrd.create(cluster, "Keeper");
+    ParentCrd gadgets = ParentCrd.create(cluster, "Gadget");
+    Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    try (HookServer server = HookServer.builder().route("/sync", request -> {
+      String parent = request.path("parent").path("metadata").path("name").asString();
+      calls.computeIfAbsent(parent, p -> new AtomicInteger()).incrementAndGet();
+      ObjectNode answer = JsonNodeFactory.instance.objectNode();
+      ObjectNode gadget = answer.putArray("children").addObject().put("apiVersion", gadgets.apiVersion())
+          .put("kind", gadgets.kind());
+      gadget.putObject("metadata").put("name", parent + "-gadget");
+      gadget.putObject("spec").put("size", 1);
+      answer.putObject("status").put("observed",
+          request.path("children").path(gadgets.kind() + "." + gadgets.apiVersion()).size());
+      return answer;
+    }).start()) {
+      engine.createController("""
+          apiVersion: metacontroller.k8s.io/v1alpha1
+          kind: CompositeController
+          metadata:
+            name: cc-%s
+          spec:
+            generateSelector: true
+            parentResource:
+              apiVersion: %s
+              resource: %s
+              ignoreStatusChanges: true
+            childResources:
+            - apiVersion: %s
+              resource: %s
+              ignoreStatusChanges: true
+            hooks:
+              sync:
+                webhook:
+                  url: %s
+          """.formatted(UUID.randomUUID().toString().substring(0, 8), parents.apiVersion(), parents.plural(),
+          gadgets.apiVersion(), gadgets.plural(), server.url("/sync")));
+      createParent("quiet", Map.of());
+      createParent("clock", Map.of());
+      await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("quiet")).containsEntry("observed", 1));
+      await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("clock")).containsEntry("observed", 1));
+      int before = calls.get("quiet").get();
+
+      gadgets.in(client).withName("quiet-gadget").subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+          "{\"status\": {\"temperature\": 40}}");
+      int clockBefore = calls.get("clock").get();
+      gadgets.in(client).withName("clock-gadget").patch(PatchContext.of(PatchType.JSON_MERGE),
+          "{\"metadata\": {\"labels\": {\"tick\": \"1\"}}}");
+      await().atMost(TIMEOUT).until(() -> calls.get("clock").get() > clockBefore);
+      assertThat(calls.get("quiet").get()).as("a change of a child's status alone is ignored").isEqualTo(before);
+
+      gadgets.in(client).withName("quiet-gadget").patch(PatchContext.of(PatchType.JSON_MERGE),
+          "{\"metadata\": {\"labels\": {\"tick\": \"1\"}}}");
+      await().atMost(TIMEOUT).until(() -> calls.get("quiet").get() > before);
     }
   }
 }

@@ -11,7 +11,9 @@ import static dev.metareactor.engine.testing.ObjectEvents.updated;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.api.UpdateMethod;
 import dev.metareactor.engine.controller.ChildSelector;
+import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
@@ -480,5 +482,32 @@ class CompositeRouterTest {
     assertThat(triggers).extracting(Trigger::cause).containsExactly(Trigger.Cause.CREATED, Trigger.Cause.SPEC,
         Trigger.Cause.METADATA, Trigger.Cause.SYNC_REQUESTED, Trigger.Cause.STATUS, Trigger.Cause.CACHE_FLUSH,
         Trigger.Cause.DELETED);
+  }
+  @Test
+  void aChildTypeThatIgnoresStatusChangesDropsAStatusOnlyUpdateButNotAChangeOfItsData() {
+    CompositeRouter router = router();
+    KubeObject parent = parentAdded(router, managedParent("p").build());
+    ChildType quiet = new ChildType(CONFIG_MAPS, new FakeInformerLease(CONFIG_MAPS), UpdateMethod.IN_PLACE,
+        List.of(), true);
+    KubeObject before = child("p-a").controlledBy(parent).generation(0).build();
+
+    router.onChildEvent(quiet, updated(before, nextVersionOf(before).field("status", "{\"seen\": 1}").build()));
+    assertThat(enqueued).as("a change of status alone").isEmpty();
+
+    router.onChildEvent(quiet, updated(before, nextVersionOf(before).field("data", "{\"a\": \"b\"}").build()));
+    assertThat(enqueued).as("a change of data, no generation kept").containsExactly(key("p"));
+  }
+
+  @Test
+  void aChildTypeThatDoesNotIgnoreStatusChangesRoutesAStatusOnlyUpdate() {
+    CompositeRouter router = router(IGNORE_STATUS_CHANGES);
+    KubeObject parent = parentAdded(router, managedParent("p").build());
+    ChildType plain = new ChildType(CONFIG_MAPS, new FakeInformerLease(CONFIG_MAPS), UpdateMethod.IN_PLACE);
+    KubeObject before = child("p-a").controlledBy(parent).build();
+
+    // The parent's ignoreStatusChanges is about the parent's own status only.
+    router.onChildEvent(plain, updated(before, nextVersionOf(before).field("status", "{\"seen\": 1}").build()));
+
+    assertThat(enqueued).containsExactly(key("p"));
   }
 }

@@ -10,6 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import dev.metareactor.engine.api.DecoratorControllerSpec;
+import dev.metareactor.engine.api.UpdateMethod;
+import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.Finalizers;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.controller.decorator.DecoratorRouter.TargetType;
@@ -253,5 +255,29 @@ class DecoratorRouterTest {
     router.onAttachmentEvent(resync(attachment("web-tags").controlledBy(service).build()));
 
     assertThat(enqueued).isEmpty();
+  }
+  @Test
+  void anAttachmentTypeThatIgnoresStatusChangesDropsAStatusOnlyUpdateButNotAChangeOfItsData() {
+    KubeObject service = cachedService(decoratedService("web").build());
+    ChildType quiet = new ChildType(CONFIG_MAPS, new FakeInformerLease(CONFIG_MAPS), UpdateMethod.IN_PLACE,
+        List.of(), true);
+    KubeObject before = attachment("web-tags").controlledBy(service).generation(0).build();
+
+    router.onAttachmentEvent(quiet, updated(before, nextVersionOf(before).field("status", "{\"seen\": 1}").build()));
+    assertThat(enqueued).as("a change of status alone").isEmpty();
+
+    router.onAttachmentEvent(quiet, updated(before, nextVersionOf(before).field("data", "{\"a\": \"b\"}").build()));
+    assertThat(enqueued).as("a change of data, no generation kept").containsExactly(serviceKey("web"));
+  }
+
+  @Test
+  void anAttachmentTypeThatDoesNotIgnoreStatusChangesRoutesAStatusOnlyUpdate() {
+    KubeObject service = cachedService(decoratedService("web").build());
+    ChildType plain = new ChildType(CONFIG_MAPS, new FakeInformerLease(CONFIG_MAPS), UpdateMethod.IN_PLACE);
+    KubeObject before = attachment("web-tags").controlledBy(service).build();
+
+    router.onAttachmentEvent(plain, updated(before, nextVersionOf(before).field("status", "{\"seen\": 1}").build()));
+
+    assertThat(enqueued).containsExactly(serviceKey("web"));
   }
 }
