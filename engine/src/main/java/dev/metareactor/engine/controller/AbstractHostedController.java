@@ -1,5 +1,6 @@
 package dev.metareactor.engine.controller;
 
+import dev.metareactor.engine.api.ChildStatusAnnotation;
 import dev.metareactor.engine.api.ControllerSpec;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.RecordSyncsAnnotation;
@@ -109,6 +110,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     // Read by the sync; checked here so that an invalid value is a CreateError before anything starts.
     DeleteGuardAnnotation.enabled(controllerObject.annotations());
     RecordSyncsAnnotation.enabled(controllerObject.annotations());
+    ChildStatusAnnotation.enabled(controllerObject.annotations());
     this.finalizers = new Finalizers(spec.finalizerName(), context.api());
     this.shard = new ShardParticipant(context.sharding(), context.informers(), context.api(), context.meters(), kind,
         name, context.scheduling().nanoTime());

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -54,6 +55,9 @@ import tools.jackson.databind.node.ArrayNode;
  * its server-side apply takes the object over). A refused create is not sent again for {@value #RECHECK_SECONDS} s.
  * The parent's own child that lacks the applier's labels (with {@code --sharding}, one not yet relabelled for
  * this replica) gets them, and is counted too.
+ *
+ * <p>The {@code status} a desired child is given is dropped, as upstream drops it, unless the controller asks for it
+ * to be written ({@link ChildStatus}): then it is written once the child is created or updated (or found current).
  */
 public final class ChildrenManager {
 
@@ -103,6 +107,8 @@ public final class ChildrenManager {
   private final ChildApplier applier;
   private final ParentEvents events;
   private final ConflictCounter counter;
+  /** Writes the status answers give children, or {@code null}: dropped, as upstream drops it. */
+  private final @Nullable ChildStatus status;
   /** Refused creates, so that a lasting conflict costs a read per {@value #RECHECK_SECONDS} s, not per sync. */
   private final Cache<Named, Conflict> conflicts = Caffeine.newBuilder().maximumSize(10_000)
       .expireAfterWrite(Duration.ofSeconds(RECHECK_SECONDS)).build();
@@ -118,10 +124,20 @@ public final class ChildrenManager {
 
   /** @param counter where each conflict over a desired child is counted */
   public ChildrenManager(ObjectApi api, ChildApplier applier, ParentEvents events, ConflictCounter counter) {
+    this(api, applier, events, counter, null);
+  }
+
+  /**
+   * @param status writes the {@code status} a desired child is given ({@code metareactor.dev/write-child-status}),
+   *     or {@code null} to drop it
+   */
+  public ChildrenManager(ObjectApi api, ChildApplier applier, ParentEvents events, ConflictCounter counter,
+      @Nullable ChildStatus status) {
     this.api = Objects.requireNonNull(api, "api");
     this.applier = Objects.requireNonNull(applier, "applier");
     this.events = Objects.requireNonNull(events, "events");
     this.counter = Objects.requireNonNull(counter, "counter");
+    this.status = status;
   }
 
   /**
@@ -158,7 +174,8 @@ public final class ChildrenManager {
     for (DesiredChild child : writable) {
       KubeObject current = existing.getOrDefault(child.type(), Map.of())
           .get(key(child.namespace(), child.name()));
-      writes.add(current == null ? create(parent, child, recorder) : update(parent, current, child));
+      writes.add(current == null ? create(parent, child, recorder)
+          : update(parent, current, child).then(Mono.defer(() -> status(parent, current, child))));
     }
     return WriteBatch.run("can't reconcile children", writes);
   }
@@ -205,12 +222,18 @@ public final class ChildrenManager {
           recorder.created(type.resource(), created);
           LOG.debug("created {} {}", type.resource().kind(), child.namespacedName());
         })
-        .then()
         .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> api.get(type.resource(), child.namespace(),
                 child.name())
             .flatMap(existing -> standing(parent, child, existing, recorder))
-            .onErrorResume(gone -> ApiException.codeOf(gone) == 404, gone -> Mono.empty()))
-        .onErrorMap(e -> failure("create", type, child.namespacedName(), e));
+            .onErrorResume(gone -> ApiException.codeOf(gone) == 404, gone -> Mono.empty())
+            .then(Mono.empty()))
+        .onErrorMap(e -> failure("create", type, child.namespacedName(), e))
+        .flatMap(created -> status(parent, created, child));
+  }
+
+  /** The status the answer gives {@code child}, written over {@code current} when asked for ({@link ChildStatus}). */
+  private Mono<Void> status(KubeObject parent, KubeObject current, DesiredChild child) {
+    return status == null ? Mono.empty() : status.write(parent, child.type(), current, child.object());
   }
 
   /**

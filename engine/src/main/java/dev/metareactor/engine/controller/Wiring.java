@@ -1,6 +1,7 @@
 package dev.metareactor.engine.controller;
 
 import dev.metareactor.engine.api.ChildResourceRule;
+import dev.metareactor.engine.api.ChildStatusAnnotation;
 import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.controller.related.RelatedObjects;
 import dev.metareactor.engine.hook.HookCaller;
@@ -10,6 +11,7 @@ import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.shard.ShardParticipant;
 import dev.metareactor.http.HookIdentity;
@@ -263,8 +265,11 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
       RelatedObjects<K> relatedObjects, ObjectSync.Hooks hooks) {
     open("objectSync");
     ParentEvents events = context.events()::record;
+    ChildStatus childStatus = ChildStatusAnnotation.enabled(KubeObject.of(controllerJson).annotations())
+        ? new ChildStatus(context.api(), context.options().applyStrategy(), context.options().ssaFieldManager(), events)
+        : null;
     return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson, hooks, relatedObjects,
-        new ChildrenManager(context.api(), applier, events, metrics), finalizers, events,
+        new ChildrenManager(context.api(), applier, events, metrics, childStatus), finalizers, events,
         object -> shard.place(object.resource(), object.object()));
   }
 }

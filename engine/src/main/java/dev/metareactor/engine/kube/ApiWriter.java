@@ -133,6 +133,18 @@ public final class ApiWriter implements ObjectApi {
   }
 
   /**
+   * {@code PATCH} of the status subresource with {@code application/apply-patch+yaml}, {@code force=true}; counted as
+   * {@code apply-status}.
+   */
+  @Override
+  public Mono<Written> applyStatus(ApiResource resource, ObjectNode configuration, String fieldManager) {
+    String query = "?fieldManager=" + URLEncoder.encode(fieldManager, StandardCharsets.UTF_8) + "&force=true";
+    return call("apply-status", resource, "PATCH",
+        path(resource, namespaceOf(configuration), nameOf(configuration)) + "/status" + query,
+        PatchType.APPLY.contentType(), body(configuration));
+  }
+
+  /**
    * {@code PATCH} with {@code application/apply-patch+yaml} and {@code force=true} whose configuration carries the
    * resourceVersion {@value #NO_OBJECT_HAS_IT} as a precondition: the API server creates the object when none of
    * that name exists, and refuses with 409 {@code Conflict} (the resourceVersion differs) when one does, changing

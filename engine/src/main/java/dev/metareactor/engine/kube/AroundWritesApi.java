@@ -10,7 +10,7 @@ import tools.jackson.databind.node.ObjectNode;
  * sync's span), named by its verb and object; reads and dry runs pass through untouched.
  *
  * <p>The verbs: {@code apply}, {@code create} (a create, or a server-side apply that only creates), {@code update},
- * {@code patch}, {@code status} (a patch of the status subresource), {@code delete}.
+ * {@code patch}, {@code status} (a patch or an apply of the status subresource), {@code delete}.
  */
 public abstract class AroundWritesApi extends ForwardingObjectApi {
 
@@ -58,6 +58,12 @@ public abstract class AroundWritesApi extends ForwardingObjectApi {
       JsonNode body) {
     return around("status", resource, namespace, name,
         delegate().patchStatus(resource, namespace, name, type, body));
+  }
+
+  @Override
+  public Mono<Written> applyStatus(ApiResource resource, ObjectNode configuration, String fieldManager) {
+    return around("status", resource, namespaceOf(configuration), nameOf(configuration),
+        delegate().applyStatus(resource, configuration, fieldManager));
   }
 
   @Override

@@ -71,6 +71,11 @@ public abstract class ForwardingObjectApi implements ObjectApi {
   }
 
   @Override
+  public Mono<Written> applyStatus(ApiResource resource, ObjectNode configuration, String fieldManager) {
+    return delegate.applyStatus(resource, configuration, fieldManager);
+  }
+
+  @Override
   public Mono<Void> delete(ApiResource resource, String namespace, String name, @Nullable String uid) {
     return delegate.delete(resource, namespace, name, uid);
   }

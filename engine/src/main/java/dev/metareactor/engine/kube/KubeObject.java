@@ -22,9 +22,10 @@ import tools.jackson.databind.util.RawValue;
  *
  * <p>{@code metadata.managedFields} is dropped on arrival: on a ConfigMap it is often the larger half of the object
  * (what controller-runtime's {@code TransformStripManagedFields} does for the same reason), and hooks see objects
- * without it. The one entry the engine reads is kept aside: the {@link FieldSet} its own field manager applied
- * ({@link #appliedFields}), which tells server-side apply whether a child needs an apply at all. It exists only on
- * objects the engine applied, and is as large as what it applied.
+ * without it. The entries the engine reads are kept aside: the {@link FieldSet} its own field manager applied
+ * ({@link #appliedFields}), which tells server-side apply whether a child needs an apply at all, and the one it
+ * applied to the status subresource ({@link #appliedStatusFields}). They exist only on objects the engine applied,
+ * and are as large as what it applied.
  *
  * <p>{@link #toTree()} gives a fresh, mutable tree of the object (parsed from the bytes each time); {@link #raw()}
  * embeds the bytes in a larger tree without parsing them (a hook request carries the observed objects as they are).
@@ -45,6 +46,7 @@ public final class KubeObject {
   private final List<String> finalizers;
   private final List<OwnerRef> ownerReferences;
   private final byte @Nullable [] appliedFields;
+  private final byte @Nullable [] appliedStatusFields;
 
   private KubeObject(byte[] json, Meta meta, Map<String, String> labels, Map<String, String> annotations) {
     this.json = json;
@@ -61,6 +63,7 @@ public final class KubeObject {
     this.finalizers = meta.finalizers;
     this.ownerReferences = meta.ownerReferences;
     this.appliedFields = meta.appliedFields;
+    this.appliedStatusFields = meta.appliedStatusFields;
   }
 
   /**
@@ -157,7 +160,7 @@ public final class KubeObject {
       switch (field) {
         case "managedFields" -> {
           if (fieldManager != null && value == JsonToken.START_ARRAY) {
-            meta.appliedFields = appliedFields(parser, source, fieldManager);
+            appliedFields(parser, source, fieldManager, meta);
           } else {
             parser.skipChildren();
           }
@@ -217,11 +220,11 @@ public final class KubeObject {
   }
 
   /**
-   * The bytes of the {@code fieldsV1} of {@code fieldManager}'s {@code Apply} entry of the main resource, or
-   * {@code null}; the parser on the {@code managedFields} array's start, left on its end.
+   * Keeps in {@code meta} the bytes of the {@code fieldsV1} of {@code fieldManager}'s {@code Apply} entries of the
+   * main resource and of the status subresource; the parser on the {@code managedFields} array's start, left on its
+   * end.
    */
-  private static byte @Nullable [] appliedFields(JsonParser parser, byte[] source, String fieldManager) {
-    byte[] found = null;
+  private static void appliedFields(JsonParser parser, byte[] source, String fieldManager, Meta meta) {
     while (parser.nextToken() == JsonToken.START_OBJECT) {
       String manager = "";
       String operation = "";
@@ -246,11 +249,14 @@ public final class KubeObject {
           parser.skipChildren();
         }
       }
-      if (from >= 0 && manager.equals(fieldManager) && operation.equals("Apply") && subresource.isEmpty()) {
-        found = Arrays.copyOfRange(source, from, to);
+      if (from >= 0 && manager.equals(fieldManager) && operation.equals("Apply")) {
+        if (subresource.isEmpty()) {
+          meta.appliedFields = Arrays.copyOfRange(source, from, to);
+        } else if (subresource.equals("status")) {
+          meta.appliedStatusFields = Arrays.copyOfRange(source, from, to);
+        }
       }
     }
-    return found;
   }
 
   /** A member that is not the first: the comma before it goes with it. */
@@ -290,6 +296,7 @@ public final class KubeObject {
     List<String> finalizers = List.of();
     List<OwnerRef> ownerReferences = List.of();
     byte @Nullable [] appliedFields;
+    byte @Nullable [] appliedStatusFields;
   }
 
   /**
@@ -418,6 +425,16 @@ public final class KubeObject {
    */
   public @Nullable FieldSet appliedFields() {
     return appliedFields == null ? null : FieldSet.parse(appliedFields);
+  }
+
+  /**
+   * The fields of the status subresource the engine's field manager owns through server-side apply (its {@code
+   * Apply} entry with {@code subresource: status}: a child's status the hook answered, {@code
+   * metareactor.dev/write-child-status}), or {@code null} when it applied none, or the object was read without
+   * keeping them.
+   */
+  public @Nullable FieldSet appliedStatusFields() {
+    return appliedStatusFields == null ? null : FieldSet.parse(appliedStatusFields);
   }
 
   /** Size of the JSON in bytes. */

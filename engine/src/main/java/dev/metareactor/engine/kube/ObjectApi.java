@@ -90,6 +90,14 @@ public interface ObjectApi {
   /** A patch of the status subresource. */
   Mono<Written> patchStatus(ApiResource resource, String namespace, String name, PatchType type, JsonNode body);
 
+  /**
+   * A server-side apply of {@code configuration} ({@code apiVersion}, {@code kind}, {@code metadata.name} and
+   * namespace, {@code status}) to the status subresource as {@code fieldManager}, with {@code force}: the API server
+   * records the fields in an entry of its own ({@code subresource: status}). Never creates: 404 when the object is
+   * not there.
+   */
+  Mono<Written> applyStatus(ApiResource resource, ObjectNode configuration, String fieldManager);
+
   /** A JSON merge patch. */
   default Mono<Written> mergePatch(ApiResource resource, String namespace, String name, JsonNode body) {
     return patch(resource, namespace, name, PatchType.MERGE, body);

@@ -122,6 +122,12 @@ public final class PreviewApi extends ForwardingObjectApi {
   }
 
   @Override
+  public Mono<Written> applyStatus(ApiResource resource, ObjectNode configuration, String fieldManager) {
+    return written(resource, namespaceOf(configuration), nameOf(configuration), Verb.STATUS,
+        dryRuns.applyStatus(resource, configuration, fieldManager));
+  }
+
+  @Override
   public Mono<Void> delete(ApiResource resource, String namespace, String name, @Nullable String uid) {
     return deleted(resource, namespace, name, dryRuns.delete(resource, namespace, name, uid));
   }

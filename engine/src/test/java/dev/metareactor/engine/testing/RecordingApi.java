@@ -200,11 +200,17 @@ public final class RecordingApi implements ObjectApi {
     return Mono.defer(() -> store("update", resource, object));
   }
 
-  /** Records the write and keeps the object, with a new resourceVersion (and, when created, a UID). */
+  /**
+   * Records the write and keeps the object, with a new resourceVersion (and, when created, a UID, and no status where
+   * the resource has a status subresource).
+   */
   private Mono<Written> store(String verb, ApiResource resource, ObjectNode object) {
     KubeObject described = KubeObject.of(object);
     record(verb, resource, described.namespace(), described.name(), GoJson.marshal(object));
     ObjectNode stored = object.deepCopy();
+    if (resource.hasStatusSubresource() && !verb.equals("update")) {
+      stored.remove("status"); // what the API server does on create, where the status has its own subresource
+    }
     ObjectNode metadata = (ObjectNode) stored.get("metadata");
     if (!verb.equals("update")) {
       metadata.put("uid", "uid-" + versions.incrementAndGet());
@@ -240,6 +246,22 @@ public final class RecordingApi implements ObjectApi {
       JsonNode body) {
     record("patch-status", resource, namespace, name, GoJson.marshal(body));
     return this.<Written>refused("patch-status").orElseGet(() -> kept(resource, namespace, name, type, body));
+  }
+
+  /**
+   * Records an {@code apply-status}; the object as kept (its status not changed), or 404 when there is none of its
+   * name.
+   */
+  @Override
+  public Mono<Written> applyStatus(ApiResource resource, ObjectNode configuration, String fieldManager) {
+    return Mono.defer(() -> {
+      KubeObject described = KubeObject.of(configuration);
+      record("apply-status", resource, described.namespace(), described.name(), GoJson.marshal(configuration));
+      return this.<Written>refused("apply-status").orElseGet(() -> {
+        ObjectNode object = objects.get(key(resource, described.namespace(), described.name()));
+        return object == null ? notFound(described.name()) : Mono.just(new Written(KubeJson.bytes(object)));
+      });
+    });
   }
 
   /**

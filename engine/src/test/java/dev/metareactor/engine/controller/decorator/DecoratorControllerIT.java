@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -216,6 +217,75 @@ class DecoratorControllerIT {
     // An attachment no longer asked for is deleted.
     annotate("site", Map.of("attach", "a"));
     awaitGone("site-b");
+  }
+
+  /**
+   * {@code metareactor.dev/write-child-status} (upstream's #766): the status the answer gives an attachment lands in
+   * its status subresource, written as a JSON Patch under dynamic apply and, after the engine is replaced by one
+   * with server-side apply, applied to the subresource as the engine's field manager; a status someone else writes
+   * into the same subresource beside it is left to them under server-side apply.
+   */
+  @Test
+  void withWriteChildStatusTheStatusOfAnAttachmentLandsInItsSubresourceUnderBothApplyStrategies() {
+    targets = ParentCrd.create(cluster, "Board");
+    ParentCrd gizmos = ParentCrd.create(cluster, "Gizmo");
+    AtomicReference<String> phase = new AtomicReference<>("one");
+    try (HookServer server = HookServer.builder().route("/sync", request -> {
+      ObjectNode answer = JsonNodeFactory.instance.objectNode();
+      ObjectNode gizmo = answer.putArray("attachments").addObject().put("apiVersion", gizmos.apiVersion())
+          .put("kind", gizmos.kind());
+      gizmo.putObject("metadata").put("name", request.path("object").path("metadata").path("name").asString()
+          + "-gizmo");
+      gizmo.putObject("spec").put("size", 1);
+      gizmo.putObject("status").put("phase", phase.get());
+      return answer;
+    }).start()) {
+      String name = "dc-" + UUID.randomUUID().toString().substring(0, 8);
+      engine.createController("""
+          apiVersion: metacontroller.k8s.io/v1alpha1
+          kind: DecoratorController
+          metadata:
+            name: %s
+            annotations: {metareactor.dev/write-child-status: "true"}
+          spec:
+            resources:
+            - apiVersion: %s
+              resource: %s
+            attachments:
+            - apiVersion: %s
+              resource: %s
+              updateStrategy:
+                method: InPlace
+            hooks:
+              sync:
+                webhook:
+                  url: %s
+          """.formatted(name, targets.apiVersion(), targets.plural(), gizmos.apiVersion(), gizmos.plural(),
+          server.url("/sync")));
+      createTarget("board", Map.of(), Map.of());
+      await().atMost(TIMEOUT).until(() -> gizmoStatus(gizmos).get("phase"), "one"::equals);
+
+      engine.close();
+      engine = engine.successor("--apply-strategy=server-side-apply");
+      gizmos.in(client).withName("board-gizmo").subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+          "{\"status\": {\"note\": \"someone else's\"}}");
+      phase.set("two");
+      annotate("board", Map.of("poke", "1"));
+      await().atMost(TIMEOUT).until(() -> gizmoStatus(gizmos).get("phase"), "two"::equals);
+      GenericKubernetesResource gizmo = gizmos.in(client).withName("board-gizmo").get();
+      assertThat(gizmo.getMetadata().getManagedFields()).anySatisfy(entry -> {
+        assertThat(entry.getOperation()).isEqualTo("Apply");
+        assertThat(entry.getSubresource()).isEqualTo("status");
+      });
+      assertThat(gizmoStatus(gizmos)).containsEntry("note", "someone else's");
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private Map<String, Object> gizmoStatus(ParentCrd gizmos) {
+    GenericKubernetesResource gizmo = gizmos.in(client).withName("board-gizmo").get();
+    Object status = gizmo == null ? null : gizmo.getAdditionalProperties().get("status");
+    return status instanceof Map<?, ?> map ? (Map<String, Object>) map : Map.of();
   }
 
   @Test
