@@ -1,12 +1,14 @@
 package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.apply.DynamicApply;
+import dev.metareactor.engine.api.ChildStatusAnnotation;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
+import dev.metareactor.engine.controller.ChildStatus;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.ChosenHook;
@@ -131,7 +133,9 @@ public final class CompositeSyncFixture {
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null,
             (key, trigger) -> {}),
         new ChildrenManager(api, ChildApplier.of(strategy, api, "metacontroller", ownLabels), this::record,
-            (resource, holder) -> conflicts.add(resource.resource() + " " + holder.tag())),
+            (resource, holder) -> conflicts.add(resource.resource() + " " + holder.tag()),
+            ChildStatusAnnotation.enabled(annotations)
+                ? new ChildStatus(api, strategy, "metacontroller", this::record) : null),
         finalizers, this::record, placement);
   }
 

@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller.composite;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.metareactor.engine.api.ChildStatusAnnotation;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildOrder;
@@ -530,6 +531,32 @@ class CompositeSyncTest {
   void aParentThatIsGoneIsNoSync() {
     assertThat(run()).isEmpty();
     assertThat(api.actions()).isEmpty();
+  }
+
+  /**
+   * {@code metareactor.dev/write-child-status: "true"} through a whole sync: the ConfigMap children have no status
+   * subresource, so the status the answer gives one is not written, and the parent is told once, not per sync. (The
+   * child was created from the same answer: dynamic apply records its status in the last-applied annotation.)
+   */
+  @Test
+  void aChildStatusOfATypeWithoutTheSubresourceIsNotWrittenAndWarnedOfOnceForTheController() {
+    CompositeSyncFixture writing = new CompositeSyncFixture((request, root) -> answer(),
+        Map.of(ChildStatusAnnotation.KEY, "true"));
+    KubeObject cached = writing.parent("p", PARENT_UID, "{}", "{\"observedGeneration\": 1}");
+    writing.childAsCreated(cached, (ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child", "namespace": "team"},
+         "data": {"value": "one"}, "status": {"seen": 1}}"""));
+    whole.set("""
+        {"status": {"observedGeneration": 1}, "children": [{"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "child", "namespace": "team"}, "data": {"value": "one"}, "status": {"seen": 1}}]}""");
+
+    writing.sync("p");
+    writing.sync("p");
+
+    assertThat(writing.api().actions()).as("nothing to write: the status has nowhere to go").isEmpty();
+    assertThat(writing.events()).containsExactly("p: Warning ChildStatusNotWritten ConfigMap (configmaps.v1) has no"
+        + " status subresource: the status the sync answer gives its objects is not written ("
+        + ChildStatusAnnotation.KEY + ")");
   }
 
   /** The controller with {@code metareactor.dev/allow-delete-parent: "true"}. */
