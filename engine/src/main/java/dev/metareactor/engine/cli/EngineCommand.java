@@ -2,6 +2,7 @@ package dev.metareactor.engine.cli;
 
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.config.EngineOptions;
+import dev.metareactor.engine.config.HotLoopSettings;
 import dev.metareactor.engine.config.LeaderElectionSettings;
 import dev.metareactor.engine.config.ListenAddress;
 import dev.metareactor.engine.config.LogSettings;
@@ -177,6 +178,21 @@ public final class EngineCommand implements Callable<Integer> {
       description = "Burst of retries per controller (default: ${DEFAULT-VALUE}).")
   int retryBurst;
 
+  @Option(names = {"--hot-loop-repeats", "-hot-loop-repeats"}, paramLabel = "N", defaultValue = "5",
+      description = "The same write made this many times within --hot-loop-window is a hot loop: a HotLoop Warning on"
+          + " the parent and its syncs held back; 0 turns the guard off (default: ${DEFAULT-VALUE}).")
+  int hotLoopRepeats;
+
+  @Option(names = {"--hot-loop-window", "-hot-loop-window"}, paramLabel = "DURATION", defaultValue = "60s",
+      converter = DurationConverter.class,
+      description = "How far back a parent's writes are compared for a hot loop (default: ${DEFAULT-VALUE}).")
+  Duration hotLoopWindow;
+
+  @Option(names = {"--hot-loop-max-hold", "-hot-loop-max-hold"}, paramLabel = "DURATION", defaultValue = "5m",
+      converter = DurationConverter.class,
+      description = "Longest hold of a parent in a hot loop; the first is 5s, doubling (default: ${DEFAULT-VALUE}).")
+  Duration hotLoopMaxHold;
+
   @Option(names = {"--api-concurrency", "-api-concurrency"}, paramLabel = "N", defaultValue = "32",
       description = "Kubernetes API calls in flight at once (default: ${DEFAULT-VALUE}).")
   int apiConcurrency;
@@ -267,6 +283,8 @@ public final class EngineCommand implements Callable<Integer> {
         .logging(LogSettings.fromZapFlags(zapLogLevel, zapDevel, zapEncoder, zapTimeEncoding,
             zapStacktraceLevel))
         .retry(new RetrySettings(retryBaseDelay, retryMaxDelay, new RateLimit(retryQps, retryBurst)))
+        .hotLoops(new HotLoopSettings(hotLoopRepeats, hotLoopWindow, HotLoopSettings.DEFAULT.firstHold(),
+            hotLoopMaxHold))
         .apiConcurrency(apiConcurrency)
         .hookMaxResponseSize(hookMaxResponseSize)
         .shutdownTimeout(shutdownTimeout)

@@ -36,6 +36,7 @@ import org.jspecify.annotations.Nullable;
  * @param shutdownTimeout how long in-flight syncs may take to finish on SIGTERM ({@code --shutdown-timeout})
  * @param recording where syncs are recorded ({@code --record-syncs}), if anywhere
  * @param tracing whether syncs are traced ({@code --tracing}, {@code --tracing-sample-ratio})
+ * @param hotLoops when a parent's syncs go round in a loop and how long it is held back ({@code --hot-loop-*})
  */
 public record EngineOptions(
     String kubeconfig,
@@ -58,7 +59,8 @@ public record EngineOptions(
     long hookMaxResponseSize,
     Duration shutdownTimeout,
     SyncRecording recording,
-    TracingSettings tracing) {
+    TracingSettings tracing,
+    HotLoopSettings hotLoops) {
 
   public EngineOptions {
     Objects.requireNonNull(kubeconfig, "kubeconfig");
@@ -95,6 +97,7 @@ public record EngineOptions(
     Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
     Objects.requireNonNull(recording, "recording");
     Objects.requireNonNull(tracing, "tracing");
+    Objects.requireNonNull(hotLoops, "hotLoops");
     if (shutdownTimeout.isNegative()) {
       throw new IllegalArgumentException("--shutdown-timeout must not be negative, got " + shutdownTimeout);
     }
@@ -129,6 +132,7 @@ public record EngineOptions(
     builder.shutdownTimeout = shutdownTimeout;
     builder.recording = recording;
     builder.tracing = tracing;
+    builder.hotLoops = hotLoops;
     return builder;
   }
 
@@ -159,6 +163,7 @@ public record EngineOptions(
     private @Nullable Duration shutdownTimeout;
     private SyncRecording recording = SyncRecording.OFF;
     private TracingSettings tracing = TracingSettings.OFF;
+    private HotLoopSettings hotLoops = HotLoopSettings.DEFAULT;
 
     private Builder() {}
 
@@ -262,6 +267,11 @@ public record EngineOptions(
       return this;
     }
 
+    public Builder hotLoops(HotLoopSettings hotLoops) {
+      this.hotLoops = hotLoops;
+      return this;
+    }
+
     public Builder tracing(TracingSettings tracing) {
       this.tracing = tracing;
       return this;
@@ -273,7 +283,7 @@ public record EngineOptions(
       return new EngineOptions(kubeconfig, discoveryInterval, cacheFlushInterval, metricsAddress, healthProbeAddress,
           profilingAddress, apiRate, workers, eventRate, leaderElection, sharding, targetLabelSelector, applyStrategy,
           ssaFieldManager, logging, retry, apiConcurrency, hookMaxResponseSize, shutdownTimeout, recording,
-          tracing);
+          tracing, hotLoops);
     }
   }
 

@@ -159,7 +159,7 @@ public final class ChildrenManager {
       List<DesiredChild> desired, WrittenChildren.Recorder recorder) {
     List<Mono<Void>> writes = new ArrayList<>();
     ChildOrder.deletable(undesired(observed, desired), observed, desired).forEach((type, children) ->
-        children.forEach(child -> writes.add(delete(type, child, "no longer desired"))));
+        children.forEach(child -> writes.add(delete(type, child, "no longer desired", recorder))));
     Map<ChildType, Map<String, KubeObject>> existing = new HashMap<>();
     observed.forEach((type, children) -> {
       Map<String, KubeObject> byKey = new HashMap<>();
@@ -175,7 +175,7 @@ public final class ChildrenManager {
       KubeObject current = existing.getOrDefault(child.type(), Map.of())
           .get(key(child.namespace(), child.name()));
       writes.add(current == null ? create(parent, child, recorder)
-          : update(parent, current, child).then(Mono.defer(() -> status(parent, current, child))));
+          : update(parent, current, child, recorder).then(Mono.defer(() -> status(parent, current, child))));
     }
     return WriteBatch.run("can't reconcile children", writes);
   }
@@ -220,6 +220,8 @@ public final class ChildrenManager {
     return applier.create(parent, type.resource(), child.object())
         .doOnNext(created -> {
           recorder.created(type.resource(), created);
+          recorder.wrote(HotLoopGuard.Write.create(type.resource(), child.namespace(), child.name(),
+              child.object()));
           LOG.debug("created {} {}", type.resource().kind(), child.namespacedName());
         })
         .onErrorResume(e -> ApiException.codeOf(e) == 409, e -> api.get(type.resource(), child.namespace(),
@@ -292,7 +294,8 @@ public final class ChildrenManager {
     counter.counted(type.resource(), conflict.holder());
   }
 
-  private Mono<Void> update(KubeObject parent, KubeObject current, DesiredChild child) {
+  private Mono<Void> update(KubeObject parent, KubeObject current, DesiredChild child,
+      WrittenChildren.Recorder recorder) {
     if (current.deleting()) {
       return Mono.empty();
     }
@@ -307,20 +310,27 @@ public final class ChildrenManager {
     if (type.updateMethod().recreate()) {
       return change.confirmed()
           .onErrorMap(e -> failure("check", type, child.namespacedName(), e))
-          .flatMap(changed -> changed ? delete(type, current, "changed, update method " + type.updateMethod())
-              : Mono.empty());
+          .flatMap(changed -> changed
+              ? delete(type, current, "changed, update method " + type.updateMethod(), recorder) : Mono.empty());
     }
     return change.write()
-        .doOnSuccess(updated -> LOG.debug("updated {} {}", type.resource().kind(), child.namespacedName()))
+        .doOnSuccess(updated -> {
+          // A write that went through: the guard compares it with the parent's last ones.
+          recorder.wrote(HotLoopGuard.Write.update(type.resource(), current, child.object()));
+          LOG.debug("updated {} {}", type.resource().kind(), child.namespacedName());
+        })
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409, e -> Mono.empty())
         .onErrorMap(e -> failure("update", type, child.namespacedName(), e))
         .then();
   }
 
-  private Mono<Void> delete(ChildType type, KubeObject child, String why) {
+  private Mono<Void> delete(ChildType type, KubeObject child, String why, WrittenChildren.Recorder recorder) {
     String name = child.namespacedName();
     return api.delete(type.resource(), child.namespace(), child.name(), child.uid())
-        .doOnSuccess(ignored -> LOG.debug("deleted {} {}: {}", type.resource().kind(), name, why))
+        .doOnSuccess(ignored -> {
+          recorder.wrote(HotLoopGuard.Write.delete(type.resource(), child.namespace(), child.name()));
+          LOG.debug("deleted {} {}: {}", type.resource().kind(), name, why);
+        })
         .onErrorResume(e -> ApiException.codeOf(e) == 404 || ApiException.codeOf(e) == 409, e -> Mono.empty())
         .onErrorMap(e -> failure("delete", type, name, e));
   }

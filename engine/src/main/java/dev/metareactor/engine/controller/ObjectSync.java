@@ -118,6 +118,7 @@ public final class ObjectSync<K extends SyncKey> {
   private final ParentEvents events;
   private final Placement placement;
   private final DeleteGuard deleteGuard;
+  private final HotLoopGuard hotLoops;
   /** What this controller's syncs created that the caches may not show yet. */
   private final WrittenChildren written = new WrittenChildren();
 
@@ -154,6 +155,14 @@ public final class ObjectSync<K extends SyncKey> {
   public ObjectSync(Kind<K> kind, Shape shape, String controller, JsonNode controllerObject, Hooks hooks,
       RelatedObjects<K> related, ChildrenManager owned, Finalizers finalizers, ParentEvents events,
       Placement placement) {
+    this(kind, shape, controller, controllerObject, hooks, related, owned, finalizers, events, placement,
+        HotLoopGuard.off());
+  }
+
+  /** @param hotLoops finds the parents whose syncs go round in a loop, and holds them back */
+  public ObjectSync(Kind<K> kind, Shape shape, String controller, JsonNode controllerObject, Hooks hooks,
+      RelatedObjects<K> related, ChildrenManager owned, Finalizers finalizers, ParentEvents events,
+      Placement placement, HotLoopGuard hotLoops) {
     this.kind = Objects.requireNonNull(kind, "kind");
     this.shape = Objects.requireNonNull(shape, "shape");
     this.controller = Objects.requireNonNull(controller, "controller");
@@ -164,6 +173,7 @@ public final class ObjectSync<K extends SyncKey> {
     this.finalizers = Objects.requireNonNull(finalizers, "finalizers");
     this.events = Objects.requireNonNull(events, "events");
     this.placement = Objects.requireNonNull(placement, "placement");
+    this.hotLoops = Objects.requireNonNull(hotLoops, "hotLoops");
     this.deleteGuard = new DeleteGuard(DeleteGuardAnnotation.enabled(annotationsOf(controllerObject)), controller,
         shape.ownedField(), events);
   }
@@ -182,6 +192,7 @@ public final class ObjectSync<K extends SyncKey> {
     Optional<SyncedObject> found = kind.resourceOf(key)
         .flatMap(type -> SyncedObject.find(type, key.namespace(), key.name()));
     if (found.isEmpty()) {
+      hotLoops.forget(key);
       return Mono.just(Optional.empty());
     }
     SyncedObject object = found.get();
@@ -195,6 +206,21 @@ public final class ObjectSync<K extends SyncKey> {
         .filter(current -> current.type().responsibleFor(current.object()))
         .flatMap(current -> syncObject(key, current))
         .defaultIfEmpty(Optional.empty());
+  }
+
+  /**
+   * How long the syncs of {@code key} are still held back because they went round in a loop ({@link HotLoopGuard}),
+   * or empty when they are not.
+   *
+   * @param changed whether the object itself changed since (its spec, or a sync was asked for): that lifts the hold,
+   *     as the loop may be fixed
+   */
+  public Optional<Duration> heldBack(K key, boolean changed) {
+    if (changed) {
+      hotLoops.release(key);
+      return Optional.empty();
+    }
+    return hotLoops.held(key);
   }
 
   /** The request's and answer's field names of the kind. */
@@ -398,11 +424,13 @@ public final class ObjectSync<K extends SyncKey> {
     }
     response.events().forEach(event -> events.record(object,
         event.warning() ? EventRecorder.Type.Warning : EventRecorder.Type.Normal, event.reason(), event.message()));
-    Mono<Void> converged = manage ? owned.manage(object, converging, answer.desired(), recorder) : Mono.empty();
+    HotLoopGuard.Writes writes = new HotLoopGuard.Writes(recorder);
+    Mono<Void> converged = manage ? owned.manage(object, converging, answer.desired(), writes) : Mono.empty();
     // The kind's own writes happen even when some owned-object writes failed, as upstream does; that failure is
     // reported after them.
     Supplier<Mono<Void>> last = answer.last();
     return converged.materialize()
+        .doOnNext(ownedSignal -> hotLoops.synced(key, object, writes.list()))
         .flatMap(ownedSignal -> answer.ownWrites().get()
             .flatMap(stillThere -> finalized && stillThere
                 ? finalizers.remove(synced.resource(), synced.latest()).then()

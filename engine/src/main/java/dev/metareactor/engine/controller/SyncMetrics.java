@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code controller} is the controller object's name. Beside them, Metareactor's own
  * {@code metareactor_child_conflicts_total{controller,resource,holder}}: desired children (attachments, outputs) whose
  * name an object holds that the parent does not observe ({@link ChildrenManager.Holder}), once per sync that finds
- * it. {@link #close} removes them all when the controller stops.
+ * it; {@code metareactor_hot_loops_total{controller}}: parents found in a hot loop ({@link HotLoopGuard}), once per
+ * hold. {@link #close} removes them all when the controller stops.
  */
 final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounter {
 
@@ -50,6 +51,7 @@ final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounte
   private final MeterRegistry registry;
   private final Map<Result, Counter> results = new EnumMap<>(Result.class);
   private final Counter errors;
+  private final Counter hotLoops;
   private final Timer time;
   private final AtomicInteger active = new AtomicInteger();
   private final List<Meter> meters = new ArrayList<>();
@@ -68,6 +70,8 @@ final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounte
     this.errors = keep(MetricCatalogue.RECONCILE_ERRORS.counter().tags(tags).register(registry));
     this.time = keep(MetricCatalogue.RECONCILE_TIME.timer().tags(tags)
         .serviceLevelObjectives(BUCKETS).register(registry));
+    // Registered up front, at zero: an alert on its rate needs the series before the first loop.
+    this.hotLoops = keep(MetricCatalogue.HOT_LOOPS.counter().tags(tags).register(registry));
     keep(MetricCatalogue.ACTIVE_WORKERS.gauge(active, AtomicInteger::get).tags(tags).register(registry));
     keep(MetricCatalogue.MAX_CONCURRENT_RECONCILES.gauge(() -> workers).tags(tags).register(registry));
   }
@@ -91,6 +95,11 @@ final class SyncMetrics implements AutoCloseable, ChildrenManager.ConflictCounte
     if (result == Result.ERROR) {
       errors.increment();
     }
+  }
+
+  /** A parent found in a hot loop, held back. */
+  void hotLoop() {
+    hotLoops.increment();
   }
 
   @Override

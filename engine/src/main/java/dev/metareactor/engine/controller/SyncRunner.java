@@ -6,6 +6,7 @@ import dev.metareactor.engine.hook.RetryAfterException;
 import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.queue.Causes;
 import dev.metareactor.engine.queue.Outcome;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.shard.Handover;
 import dev.metareactor.engine.tracing.SyncCauses;
 import dev.metareactor.engine.tracing.SyncTrace;
@@ -15,8 +16,10 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -30,7 +33,9 @@ import reactor.core.publisher.Mono;
  * Runs one sync of one key to the work queue's outcome, never to an error: a failure records a Warning
  * {@code SyncError} ({@code Sync error: ...}) on the object and backs it off; a 429, a write conflict, a related
  * informer still filling its cache and a parent handed over before its owned objects are cached re-queue it without
- * an Event; a replica the {@link WriteFence} refuses calls no hook. Each run is counted and timed in
+ * an Event; a replica the {@link WriteFence} refuses calls no hook; a parent the {@link HotLoopGuard} holds back
+ * calls no hook either and comes back when the hold is over ({@code RETRY_AFTER}), unless the run is for a change of
+ * its spec or a sync asked for. Each run is counted and timed in
  * {@link SyncMetrics}, and its log lines carry {@code controller}, {@code kind}, {@code key} and {@code sync} (the
  * run's number in this process) as fields of their own, so that a log query can follow one parent or one run.
  *
@@ -134,6 +139,13 @@ final class SyncRunner<K extends SyncKey> {
       syncLine(log.atDebug(), key, run).addKeyValue("causes", causes)
           .log("{} {}: syncing {} because: {}", kind, name, key, causes);
     }
+    Optional<Duration> held = sync.heldBack(key, changedItself(causes));
+    if (held.isPresent()) {
+      // Its syncs went round in a loop (HotLoopGuard): no hook call until the hold is over or the parent changes.
+      syncLine(log.atDebug(), key, run).log("{} {}: {} is held back {} ms more: its syncs went round in a loop",
+          kind, name, key, held.get().toMillis());
+      return Mono.just(Outcome.retryAfter(held.get()));
+    }
     long start = metrics.started();
     // The hook answers of the run count against the hook client's memory budget until it ends: it holds them.
     return AnswerScope.around(Mono.defer(() -> {
@@ -181,6 +193,12 @@ final class SyncRunner<K extends SyncKey> {
           case CANCELLED -> SyncMetrics.Result.ERROR;
         }))
         .doOnCancel(() -> metrics.ended(start, SyncMetrics.Result.ERROR));
+  }
+
+  /** Whether the run is for a change of the key's object itself that may end a loop: its spec, or a sync asked for. */
+  private static boolean changedItself(Causes causes) {
+    return causes.kept().stream().anyMatch(trigger -> trigger.cause() == Trigger.Cause.SPEC
+        || trigger.cause() == Trigger.Cause.SYNC_REQUESTED);
   }
 
   private LoggingEventBuilder syncLine(LoggingEventBuilder line, K key, long run) {

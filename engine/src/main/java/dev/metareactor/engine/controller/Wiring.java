@@ -270,6 +270,7 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
         : null;
     return new ObjectSync<>(syncKind, shape, kind + " " + name, controllerJson, hooks, relatedObjects,
         new ChildrenManager(context.api(), applier, events, metrics, childStatus), finalizers, events,
-        object -> shard.place(object.resource(), object.object()));
+        object -> shard.place(object.resource(), object.object()),
+        new HotLoopGuard(context.options().hotLoops(), events, metrics::hotLoop));
   }
 }

@@ -38,7 +38,7 @@ public final class WrittenChildren {
   private final Cache<Scope, Map<Owned, KubeObject>> created = Caffeine.newBuilder().maximumSize(MAX_KEYS)
       .expireAfterWrite(Duration.ofSeconds(KEEP_SECONDS)).build();
 
-  /** Where one sync records what it created. */
+  /** Where one sync records what it created, and what it wrote (for the {@link HotLoopGuard}). */
   @FunctionalInterface
   public interface Recorder {
 
@@ -47,6 +47,9 @@ public final class WrittenChildren {
 
     /** {@code object}, as the API server answered its create, of {@code resource}. */
     void created(ApiResource resource, KubeObject object);
+
+    /** A write the API server accepted: a create, an update or a delete of an owned object. */
+    default void wrote(HotLoopGuard.Write write) { }
   }
 
   /** The recorder of the sync of {@code key} about the object with UID {@code uid}. */

@@ -29,6 +29,9 @@
  *   {@link dev.metareactor.engine.controller.WrittenChildren} (creates the caches do not show yet),
  *   {@link dev.metareactor.engine.controller.DeleteGuard} (a sync answer that would delete owned objects by mistake:
  *   the {@code MissingChildren} Warning, or refused under {@code metareactor.dev/delete-guard}),
+ *   {@link dev.metareactor.engine.controller.HotLoopGuard} (a parent whose syncs make the same write again and again:
+ *   the {@code HotLoop} Warning, and its syncs held back; fed by the children manager's writes, asked by the
+ *   {@code SyncRunner} before each run),
  *   {@link dev.metareactor.engine.controller.Finalizers}.</li>
  *   <li>{@link dev.metareactor.engine.controller.StatusWriter}: the one status write of every kind, a JSON Patch
  *   guarded by the object's UID ({@code test /metadata/uid}, {@code add /status}), sent only when the status differs

@@ -155,7 +155,7 @@ class EngineCommandTest {
         "--leader-election-namespace", "--leader-election-id", "--target-label-selector", "--apply-strategy",
         "--apply-strategy-ssa-field-manager", "--zap-log-level", "--zap-devel", "--zap-encoder", "--retry-base-delay",
         "--retry-max-delay", "--retry-qps", "--retry-burst", "--api-concurrency", "--hook-max-response-size",
-        "--shutdown-timeout"}) {
+        "--shutdown-timeout", "--hot-loop-repeats", "--hot-loop-window", "--hot-loop-max-hold"}) {
       assertThat(help).contains(flag);
     }
     assertThat(help).contains("default: 30s").contains("default: :9999").contains("default: 1/300");

@@ -63,6 +63,8 @@ public final class MetricCatalogue {
   public static final Metric SHADOW_SYNCS = own(Type.COUNTER, "metareactor.shadow.syncs", null,
       List.of("controller", "result"),
       "Syncs whose answer was compared with a shadow hook's, by result: same, differs, error, skipped");
+  public static final Metric HOT_LOOPS = own(Type.COUNTER, "metareactor.hot.loops", null, List.of("controller"),
+      "Parents found making the same write again and again, each time their syncs were held back for it");
 
   // Metacontroller's hook metrics, one set per hook type: Metric.forHook names them.
 

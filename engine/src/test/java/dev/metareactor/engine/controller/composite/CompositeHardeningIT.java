@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -24,7 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
  * What a CompositeController does with a hook that misbehaves: an answer that is wrong anywhere is rejected whole
  * (nothing is written for that sync, not even status) with a Warning {@code SyncError} naming the problem; a 429 is
  * retried after its {@code Retry-After} without an Event; a hook that times out fails its parent without holding up
- * the others.
+ * the others; a hook whose child never stays as written (the API server normalises it) is a hot loop, reported and
+ * held back.
  */
 class CompositeHardeningIT extends CompositeTestBase {
 
@@ -144,6 +146,34 @@ class CompositeHardeningIT extends CompositeTestBase {
       awaitChild("quick-a", "v1");
       await().atMost(TIMEOUT).until(() -> hasSyncError("stuck-0", "timed out"));
       assertThat(client.configMaps().withName("stuck-0-a").get()).isNull();
+    }
+  }
+
+  @Test
+  void aHookFightingTheApiServersNormalisationIsAHotLoopReportedAndHeldBack() throws InterruptedException {
+    parents = ParentCrd.create(cluster, "Fighter");
+    // A LimitRange with cpu 1000m: the API server keeps 1, so dynamic apply finds it changed and updates it on every
+    // sync, and the hook asks to be synced again every 100 ms: the same write that never sticks, ten times a second.
+    AtomicInteger calls = new AtomicInteger();
+    try (HookServer fighter = HookServer.builder().route("/sync", request -> {
+      calls.incrementAndGet();
+      return JSON.readTree("""
+          {"children": [{"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "fighter-limits"},
+                         "spec": {"limits": [{"type": "Container", "max": {"cpu": "1000m"}}]}}],
+           "resyncAfterSeconds": 0.1}""");
+    }).start()) {
+      engine.createController(controllerYaml("cc-fighter", parents, "InPlace", fighter.url("/sync"), "")
+          .replace("resource: configmaps", "resource: limitranges"));
+      createParent("fighter", List.of(), "v1");
+
+      await().atMost(TIMEOUT).until(() -> engine.hasEvent(cluster.namespace(), "fighter", "HotLoop",
+          "update of LimitRange " + cluster.namespace() + "/fighter-limits field spec.limits[0].max.cpu"));
+      int atTheWarning = calls.get();
+      // Held back 5 s from the fifth identical write: at most a call in flight when the Warning was read. Without the
+      // guard the hook is called ten times a second for as long as the parent is there.
+      Thread.sleep(2_000);
+      assertThat(calls.get() - atTheWarning).as("hook calls in the 2 s after the HotLoop Warning (%d before it)",
+          atTheWarning).isLessThanOrEqualTo(1);
     }
   }
 }

@@ -6,6 +6,7 @@ import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.config.ApplyStrategy;
+import dev.metareactor.engine.config.HotLoopSettings;
 import dev.metareactor.engine.controller.ChildClaimer;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ChildStatus;
@@ -13,6 +14,7 @@ import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.ChildrenManager;
 import dev.metareactor.engine.controller.ChosenHook;
 import dev.metareactor.engine.controller.Finalizers;
+import dev.metareactor.engine.controller.HotLoopGuard;
 import dev.metareactor.engine.controller.ObjectSync;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
@@ -32,6 +34,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -60,6 +63,7 @@ public final class CompositeSyncFixture {
   private final ObjectSync<ParentKey> sync;
   private final List<String> events = new CopyOnWriteArrayList<>();
   private final List<String> conflicts = new CopyOnWriteArrayList<>();
+  private final AtomicInteger hotLoops = new AtomicInteger();
 
   /** @param syncHook answers every sync request */
   public CompositeSyncFixture(HookCaller syncHook) {
@@ -109,8 +113,23 @@ public final class CompositeSyncFixture {
     this(syncHook, Map.of(DeleteGuardAnnotation.KEY, Boolean.toString(deleteGuard)), placement, strategy, ownLabels);
   }
 
+  /**
+   * @param syncHook answers every sync request
+   * @param hotLoops when a parent's syncs go round in a loop ({@link HotLoopGuard}, off in the other fixtures); its
+   *     {@code HotLoop} Warnings go to {@link #events()}, each loop found is counted in {@link #hotLoops()}
+   */
+  public CompositeSyncFixture(HookCaller syncHook, HotLoopSettings hotLoops) {
+    this(syncHook, Map.of(DeleteGuardAnnotation.KEY, "false"), ObjectSync.Placement.HERE, ApplyStrategy.DYNAMIC_APPLY,
+        Map.of(), hotLoops);
+  }
+
   private CompositeSyncFixture(HookCaller syncHook, Map<String, String> annotations, ObjectSync.Placement placement,
       ApplyStrategy strategy, Map<String, String> ownLabels) {
+    this(syncHook, annotations, placement, strategy, ownLabels, HotLoopSettings.OFF);
+  }
+
+  private CompositeSyncFixture(HookCaller syncHook, Map<String, String> annotations, ObjectSync.Placement placement,
+      ApplyStrategy strategy, Map<String, String> ownLabels, HotLoopSettings hotLoops) {
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
          "metadata": {"name": "things", "annotations": %s},
@@ -136,7 +155,7 @@ public final class CompositeSyncFixture {
             (resource, holder) -> conflicts.add(resource.resource() + " " + holder.tag()),
             ChildStatusAnnotation.enabled(annotations)
                 ? new ChildStatus(api, strategy, "metacontroller", this::record) : null),
-        finalizers, this::record, placement);
+        finalizers, this::record, placement, new HotLoopGuard(hotLoops, this::record, this.hotLoops::incrementAndGet));
   }
 
   private void record(KubeObject object, EventRecorder.Type type, String reason, String message) {
@@ -151,6 +170,16 @@ public final class CompositeSyncFixture {
   /** The conflicts over desired children the syncs counted, {@code <resource> <holder>} each. */
   public List<String> conflicts() {
     return conflicts;
+  }
+
+  /** How many hot loops the syncs found. */
+  public int hotLoops() {
+    return hotLoops.get();
+  }
+
+  /** The sync itself, for a test that runs it as the work queue does. */
+  public ObjectSync<ParentKey> objectSync() {
+    return sync;
   }
 
   /** Every request the syncs made. */
