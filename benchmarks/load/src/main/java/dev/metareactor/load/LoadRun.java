@@ -206,8 +206,10 @@ final class LoadRun {
     ready.seconds().ifPresent(s -> extra.put("readySeconds", s));
     putReplicas(process, extra);
     // Start-up is part of this phase: the CPU baseline is the process's start (zero).
-    phases.add(m.end("converge", seconds, process, new ProcessTree.Sample(0, 0), extra));
+    Results.Phase converge = m.end("converge", seconds, process, new ProcessTree.Sample(0, 0), extra);
+    phases.add(converge);
     log("converge", seconds);
+    putSettledHookCalls(converge);
     return process;
   }
 
@@ -221,8 +223,10 @@ final class LoadRun {
       Map<String, Double> extra = new LinkedHashMap<>();
       extra.put("editSeconds", edits.seconds());
       putReplicas(process, extra);
-      phases.add(m.end("update", seconds, process, extra));
+      Results.Phase update = m.end("update", seconds, process, extra);
+      phases.add(update);
       log("update", seconds);
+      putSettledHookCalls(update);
     } finally {
       setup.watch().expect(null);
     }
@@ -431,6 +435,17 @@ final class LoadRun {
       return new Results.Phase(phase, seconds, engineCpu, engineRss, hook.path("cpuSeconds").asDouble() - hookCpu,
           hook.path("calls").asLong(), controlPlane, busy, served.byRequest(), extra);
     }
+  }
+
+  /**
+   * Adds to {@code phase} the hook's calls from its start until the control plane was quiet after it: every sync its
+   * changes caused, with those that ran after the harness saw everything converged (the follow-up syncs of the
+   * engine's own writes coming back), which the phase's own count leaves out. The wait is the one the next phase
+   * makes anyway before it begins.
+   */
+  private void putSettledHookCalls(Results.Phase phase) throws IOException, InterruptedException {
+    setup.cluster().awaitQuiet(Duration.ofMinutes(2));
+    phase.extra().put("hookCallsSettled", setup.hook().stats().path("calls").asDouble());
   }
 
   /** Polls the engine's {@code /readyz} on its own thread while the phase goes on. */

@@ -46,6 +46,8 @@ final class Report {
         false));
     metrics.add(new Metric("converge: hook calls/s", r -> hookCallsPerSecond(r, "converge"), false));
     metrics.add(new Metric("converge: hook calls per " + unit, r -> hookCallsPerUnit(r, "converge"), false));
+    metrics.add(new Metric("converge: hook calls per " + unit + ", until quiet",
+        r -> extra(r, "converge", "hookCallsSettled") / r.parents(), false));
     metrics.add(new Metric("converge: API requests", r -> requests(r, "converge"), false));
     metrics.add(new Metric("converge: status writes", r -> statusWrites(r, "converge"), false));
     metrics.add(new Metric("converge: control-plane CPU (s)", r -> field(r, "converge",
@@ -58,6 +60,8 @@ final class Report {
         false));
     metrics.add(new Metric("update: hook calls/s", r -> hookCallsPerSecond(r, "update"), false));
     metrics.add(new Metric("update: hook calls per " + unit, r -> hookCallsPerUnit(r, "update"), false));
+    metrics.add(new Metric("update: hook calls per " + unit + ", until quiet",
+        r -> extra(r, "update", "hookCallsSettled") / r.parents(), false));
     metrics.add(new Metric("update: API requests", r -> requests(r, "update"), false));
     metrics.add(new Metric("update: status writes", r -> statusWrites(r, "update"), false));
     metrics.add(new Metric("update: control-plane CPU (s)", r -> field(r, "update",
