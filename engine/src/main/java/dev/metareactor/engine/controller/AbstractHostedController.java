@@ -69,6 +69,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private final ObjectNode controllerJson;
   private final S spec;
   private final ControllerContext context;
+  /** What this controller wrote, until each write's event comes back: its routers tell echoes from changes. */
+  private final OwnWrites ownWrites = new OwnWrites();
   private final Finalizers finalizers;
   private final Map<String, Optional<HookConfig>> hookConfigs;
   private final Map<String, HookConfig> shadowConfigs;
@@ -105,16 +107,17 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
     this.kind = spec.kind();
     this.name = spec.name();
     this.resyncPeriodSeconds = spec.resyncPeriodSeconds();
-    this.context = Objects.requireNonNull(context, "context");
+    // Every write of the controller goes through its own API, which remembers what each made (ownWrites).
+    this.context = Objects.requireNonNull(context, "context").withApi(ownWrites.recording(context.api()));
     this.workerCount = WorkersAnnotation.workers(controllerObject.annotations(), context.options().workers());
     // Read by the sync; checked here so that an invalid value is a CreateError before anything starts.
     DeleteGuardAnnotation.enabled(controllerObject.annotations());
     RecordSyncsAnnotation.enabled(controllerObject.annotations());
     ChildStatusAnnotation.enabled(controllerObject.annotations());
-    this.finalizers = new Finalizers(spec.finalizerName(), context.api());
-    this.shard = new ShardParticipant(context.sharding(), context.informers(), context.api(), context.meters(), kind,
-        name, context.scheduling().nanoTime());
-    this.applier = ChildApplier.of(context.options().applyStrategy(), context.api(),
+    this.finalizers = new Finalizers(spec.finalizerName(), this.context.api());
+    this.shard = new ShardParticipant(context.sharding(), context.informers(), this.context.api(), context.meters(),
+        kind, name, context.scheduling().nanoTime());
+    this.applier = ChildApplier.of(context.options().applyStrategy(), this.context.api(),
         context.options().ssaFieldManager(), shard.ownLabels());
     Map<String, Optional<HookConfig>> configs = new LinkedHashMap<>();
     spec.hooksByName().forEach((hookName, hook) ->
@@ -224,7 +227,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         holdings.untilStop(metrics::close);
         ObjectSync<K> wired;
         try (Wiring<K> wiring = new Wiring<>(kind, name, controllerJson, context, hookConfigs, shadowConfigs,
-            materials, shard, finalizers, applier, metrics, workerCount, (key, trigger) -> made.add(key,
+            materials, shard, finalizers, applier, metrics, workerCount, ownWrites, (key, trigger) -> made.add(key,
                 // Until the workers start, what comes is the caches' initial list (ADDED events of all they hold).
                 phase == Phase.RUNNING ? trigger : Trigger.of(Trigger.Cause.START)), log, holdings)) {
           wired = wire(wiring, resources);

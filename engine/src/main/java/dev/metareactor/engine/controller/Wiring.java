@@ -51,6 +51,7 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
   private final ChildApplier applier;
   private final SyncMetrics metrics;
   private final int workers;
+  private final OwnWrites ownWrites;
   private final BiConsumer<K, Trigger> queue;
   private final Logger log;
   private final Holdings holdings;
@@ -60,13 +61,15 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
   /**
    * @param hookConfigs the hooks the kind declares, by name, each as the controller object defines it (or not)
    * @param workers how many keys sync at once
+   * @param ownWrites what the controller wrote: the events that show it are marked as its own before routing
    * @param queue adds a key to the work queue, for a cause
    * @param log the controller's logger
    */
   Wiring(String kind, String name, ObjectNode controllerJson, ControllerContext context,
       Map<String, Optional<HookConfig>> hookConfigs, Map<String, HookConfig> shadowConfigs,
       HookMaterials hookMaterials, ShardParticipant shard, Finalizers finalizers, ChildApplier applier,
-      SyncMetrics metrics, int workers, BiConsumer<K, Trigger> queue, Logger log, Holdings holdings) {
+      SyncMetrics metrics, int workers, OwnWrites ownWrites, BiConsumer<K, Trigger> queue, Logger log,
+      Holdings holdings) {
     this.kind = kind;
     this.name = name;
     this.controllerJson = controllerJson;
@@ -79,6 +82,7 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
     this.applier = applier;
     this.metrics = metrics;
     this.workers = workers;
+    this.ownWrites = ownWrites;
     this.queue = queue;
     this.log = log;
     this.holdings = holdings;
@@ -148,12 +152,15 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
     return queue;
   }
 
-  /** Routes an informer's events; a routing bug is logged, never allowed to end the event stream. */
+  /**
+   * Routes an informer's events, those that show the controller's own writes marked so
+   * ({@link ObjectEvent#ownWrite()}); a routing bug is logged, never allowed to end the event stream.
+   */
   public void subscribe(InformerLease informer, String what, Consumer<ObjectEvent> route) {
     open("subscribe");
     holdings.untilStop(informer.events().subscribe(event -> {
       try {
-        route.accept(event);
+        route.accept(ownWrites.mark(event));
       } catch (RuntimeException e) {
         log.error("{} {}: routing a {} event of {} failed", kind, name, what, event.object().describe(), e);
       }

@@ -50,11 +50,13 @@
  *
  * <p>Routers run on the informers' serial workers and only read caches and enqueue, each key with its cause
  * ({@link dev.metareactor.engine.queue.Trigger}: {@code event.trigger()} for the synced object's own event,
- * {@code event.ownedTrigger(child)} for an owned object's, which tells the echo of the engine's own create from a
- * change); the work queue serves changes first and hands each run its causes. Syncs run on the work queue's
- * workers and never block: every API call and hook call is a {@code Mono}. {@code wire()} runs once, under the
- * controller's lifecycle lock, on a worker thread; its {@code Wiring} is closed when it returns, so nothing it
- * offers can be used later (a router keeps only the queue it was given).
+ * {@code event.ownedTrigger(child)} for an owned object's, which tells the echo of the engine's own write from a
+ * change: {@code Wiring.subscribe} marks the events that show the version a write of the controller made, which
+ * {@code OwnWrites} remembers from every write the controller's API answers); the work queue serves changes
+ * first, lets the echoes of one sync's writes make one run after it, and hands each run its causes. Syncs run on
+ * the work queue's workers and never block: every API call and hook call is a {@code Mono}. {@code wire()} runs
+ * once, under the controller's lifecycle lock, on a worker thread; its {@code Wiring} is closed when it returns, so
+ * nothing it offers can be used later (a router keeps only the queue it was given).
  *
  * <h2>Hooks</h2>
  *

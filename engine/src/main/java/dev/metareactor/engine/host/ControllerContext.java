@@ -57,6 +57,12 @@ public record ControllerContext(
     Objects.requireNonNull(tracing, "tracing");
   }
 
+  /** The same services with {@code api} for this one's (a controller's own view of the API). */
+  public ControllerContext withApi(ObjectApi api) {
+    return new ControllerContext(options, discovery, informers, api, events, hooks, meters, scheduling, sharding, fence,
+        tracing);
+  }
+
   /** The same services without tracing. */
   public ControllerContext(EngineOptions options, DiscoveredResources discovery, Informers informers, ObjectApi api,
       EventRecorder events, HookClient hooks, MeterRegistry meters, Scheduling scheduling, Sharding sharding,

@@ -17,8 +17,10 @@ import tools.jackson.databind.node.ObjectNode;
  * @param type what happened
  * @param previous the object before an update, {@code null} for add and delete
  * @param object the object added or updated, or the last known state of a deleted one
+ * @param ownWrite whether the event shows exactly what a write of the controller routing it made: the write coming
+ *     back, not a change (only the controller that wrote it knows; informers deliver every event unmarked)
  */
-public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject object) {
+public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject object, boolean ownWrite) {
 
   /** The annotation by which someone asks for a sync of an object (upstream's #43 and #675). */
   public static final String SYNC_REQUESTED_AT = "metacontroller.k8s.io/sync-requested-at";
@@ -33,6 +35,16 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
   public ObjectEvent {
     Objects.requireNonNull(type, "type");
     Objects.requireNonNull(object, "object");
+  }
+
+  /** An event as an informer delivers it: not known to be anyone's own write. */
+  public ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject object) {
+    this(type, previous, object, false);
+  }
+
+  /** This event, known to show what a write of the controller routing it made. */
+  public ObjectEvent asOwnWrite() {
+    return new ObjectEvent(type, previous, object, true);
   }
 
   /**
@@ -100,7 +112,8 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
    * Why this event asks for a sync of the object it is about: its creation, deletion, a changed
    * {@value #SYNC_REQUESTED_AT} annotation, its spec (its generation; any change but of metadata for an object
    * whose generation the API server does not keep, like a ConfigMap's data), its labels, annotations, finalizers or
-   * deletion, its status alone, or the informer replaying its cache. Shared constants: nothing is allocated.
+   * deletion, its status alone, the informer replaying its cache, or the controller's own write coming back
+   * ({@link #ownWrite}: {@link Trigger.Cause#ECHO}). Shared constants: nothing is allocated.
    */
   public Trigger trigger() {
     return Trigger.of(cause());
@@ -115,6 +128,9 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
     }
     if (type == Type.DELETED || previous == null) {
       return Trigger.Cause.DELETED;
+    }
+    if (ownWrite) {
+      return Trigger.Cause.ECHO;
     }
     if (!Objects.equals(previous.annotations().get(SYNC_REQUESTED_AT), object.annotations().get(SYNC_REQUESTED_AT))) {
       return Trigger.Cause.SYNC_REQUESTED;
@@ -150,10 +166,12 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
    * The cause this event of an owned object (a child, an attachment, an output; {@code owned} is the event's object
    * or its previous state) gives its owner: one added already controlled by the owner is the echo of the engine's
    * own create ({@link Trigger.Cause#ECHO}: nobody else creates objects controlled by the engine's parents, and an
-   * adopted orphan arrives as an update), any other a change of a child ({@link Trigger.Cause#CHILD}).
+   * adopted orphan arrives as an update), and so is an update that shows the engine's own write ({@link #ownWrite});
+   * any other is a change of a child ({@link Trigger.Cause#CHILD}).
    */
   public Trigger ownedTrigger(KubeObject owned) {
-    return triggerAbout(type == Type.ADDED ? Trigger.Cause.ECHO : Trigger.Cause.CHILD, owned);
+    boolean echo = type == Type.ADDED || (ownWrite && type == Type.UPDATED);
+    return triggerAbout(echo ? Trigger.Cause.ECHO : Trigger.Cause.CHILD, owned);
   }
 
   /** An update where nothing changed: the informer replaying its cache (periodic resync). */

@@ -48,6 +48,11 @@ public interface ObjectApi {
     public KubeObject object() {
       return KubeObject.parse(answer);
     }
+
+    /** The written object's UID and new resourceVersion, read without parsing the rest; {@code null} if absent. */
+    public @Nullable ObjectVersion version() {
+      return ObjectVersion.of(answer);
+    }
   }
 
   /** An uncached read. */

@@ -65,8 +65,10 @@ import reactor.core.scheduler.Scheduler;
  *       fresh keys always keep at least three quarters of the hand-outs.
  *   <li><b>Echoes.</b> An add for an {@link Trigger.Cause#ECHO ECHO} (the engine's own write coming back) of a
  *       key that is not waiting is a delayed add of {@link #ECHO_WINDOW}, so that the echoes of one run's writes
- *       make one run after it, not one each; a key already waiting keeps the cause and adds nothing. A fresh add
- *       meanwhile runs the key at once, as any add does.
+ *       make one run after it, not one each; a key already waiting keeps the cause and adds nothing. The echo of a
+ *       key that is running waits {@link #ECHO_WINDOW} from the end of that run, not from its own arrival: the
+ *       run's last writes (a status written after the children) are still to come back. A fresh add meanwhile runs
+ *       the key at once, as any add does.
  *   <li><b>Bounded concurrency.</b> {@link #keys()} emits only as many keys as its subscriber requested;
  *       {@link #process} runs at most {@link WorkQueueOptions#workers()} keys at once.
  *   <li><b>Delayed adds.</b> {@link #addAfter} adds the key when the delay has passed. A key has at most one
@@ -172,6 +174,8 @@ public final class KeyedWorkQueue<K> {
     @Nullable Disposable timer;
     /** Why the pending delayed add adds the key. */
     @Nullable Trigger timerTrigger;
+    /** The first echo that came while the key ran: its delayed add starts when the run ends. */
+    @Nullable Trigger echoAfterRun;
     /** The causes of the next run: the first distinct ones, and how many more came. */
     final Trigger[] causes = new Trigger[Causes.MAX_KEPT];
     int causeCount;
@@ -211,11 +215,17 @@ public final class KeyedWorkQueue<K> {
    * The arguments and results of one add, one per thread: the state transitions read and write it inside
    * {@code states.compute}, which runs them on the calling thread, so that an add allocates no closure.
    */
-  private static final class AddCall {
+  private static final class AddCall extends Delaying {
     @Nullable Trigger trigger;
     long due;
     boolean echo;
+  }
+
+  /** What a transition that set a key's delayed add leaves to do after compute returns. */
+  private static class Delaying {
+    /** The timer of the delayed add it replaced, to dispose. */
     @Nullable Disposable replaced;
+    /** The id of the delayed add to arm, 0 for none. */
     long armId;
   }
 
@@ -394,6 +404,13 @@ public final class KeyedWorkQueue<K> {
       case RETRY_AFTER -> addAfter(key, outcome.after(), Trigger.of(Trigger.Cause.RETRY_LATER));
       case CANCELLED -> { }
     }
+    // The echoes that came during the run: added once they had the window after it to come back.
+    if (finished.replaced != null) {
+      finished.replaced.dispose();
+    }
+    if (finished.armId != 0) {
+      arm(key, finished.armId, ECHO_WINDOW.toNanos());
+    }
     drain();
   }
 
@@ -519,12 +536,15 @@ public final class KeyedWorkQueue<K> {
       s.dirty = false;
       s.queued = true;
       laneOf(s).offer(key);
+    } else if (s.echoAfterRun != null && !shuttingDown) {
+      delay(s, clock.getAsLong() + ECHO_WINDOW.toNanos(), s.echoAfterRun, finished);
     }
+    s.echoAfterRun = null;
     return s.idle() ? null : s;
   }
 
   /** Per-call results of {@link #onDone}, read after compute returns. */
-  private static final class Finished {
+  private static final class Finished extends Delaying {
     @Nullable State state;
     long startedAt;
     int previousFailures;
@@ -569,20 +589,31 @@ public final class KeyedWorkQueue<K> {
     Trigger trigger = Objects.requireNonNull(call.trigger, "set by addLater()");
     if (call.echo) {
       state.record(trigger);
-      if (state.queued) {
+      if (state.queued || state.dirty) {
+        return state; // it runs anyway, and that run sees the echoed write
+      }
+      if (state.processing) {
+        if (state.echoAfterRun == null) {
+          state.echoAfterRun = trigger;
+        }
         return state;
       }
     }
-    if (state.timerId != 0 && state.dueAt - call.due <= 0) {
-      return state;
+    delay(state, call.due, trigger, call);
+    return state;
+  }
+
+  /** Makes {@code due} the key's delayed add, for {@code trigger}, unless one at least as early is pending. */
+  private void delay(State state, long due, Trigger trigger, Delaying delaying) {
+    if (state.timerId != 0 && state.dueAt - due <= 0) {
+      return;
     }
-    call.replaced = state.timer;
+    delaying.replaced = state.timer;
     state.timer = null;
     state.timerId = timerIds.incrementAndGet();
-    state.dueAt = call.due;
+    state.dueAt = due;
     state.timerTrigger = trigger;
-    call.armId = state.timerId;
-    return state;
+    delaying.armId = state.timerId;
   }
 
   private void arm(K key, long timerId, long delayNanos) {

@@ -45,8 +45,9 @@ public record Trigger(Cause cause, Change change, String kind, String namespace,
     /** A MapController's input changed. */
     MAP_INPUT(Lane.FRESH, "input changed"),
     /**
-     * The informer event of an object the engine itself just wrote for the key's object (a child it created): the
-     * key must still run once so that the hook sees it, but nothing new happened. Deferred
+     * The informer event of an object the engine itself just wrote for the key's object (a child it created or
+     * updated, the object's own status): the key must still run once so that the hook sees it, but nothing new
+     * happened. Deferred
      * ({@link KeyedWorkQueue#ECHO_WINDOW}) so that the echoes of one sync's writes make one run.
      */
     ECHO(Lane.BACKGROUND, "own write came back"),

@@ -4,10 +4,7 @@ import static dev.metareactor.engine.testing.ObjectEvents.updated;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.metareactor.engine.cli.EngineCommand;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.Scheduling;
@@ -19,7 +16,6 @@ import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.WriteFence;
-import dev.metareactor.engine.queue.Causes;
 import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.engine.testing.FakeInformers;
@@ -35,7 +31,6 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -63,8 +58,7 @@ class SyncCausesTest {
     answer.putArray("children");
     return answer;
   }).start();
-  private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-  private final Logger controllerLog = (Logger) LoggerFactory.getLogger(CompositeController.class);
+  private final LoggedSyncCauses logged = new LoggedSyncCauses();
   private HostedController controller;
 
   @AfterEach
@@ -72,29 +66,13 @@ class SyncCausesTest {
     if (controller != null) {
       controller.stop(Duration.ZERO).block(Duration.ofSeconds(10));
     }
-    controllerLog.detachAppender(lines);
-    controllerLog.setLevel(null);
-    controllerLog.setAdditive(true);
+    logged.close();
     hooks.close();
     hook.close();
   }
 
-  /** The causes of every sync logged so far, in order. */
-  private List<List<Trigger.Cause>> syncCauses() {
-    synchronized (lines) {
-      return lines.list.stream()
-          .filter(line -> line.getMessage().contains("syncing {} because"))
-          .map(line -> ((Causes) line.getArgumentArray()[3]).kept().stream().map(Trigger::cause).toList())
-          .toList();
-    }
-  }
-
   @Test
   void eachSyncIsLoggedWithTheCausesItsHostGaveIt() {
-    lines.start();
-    controllerLog.addAppender(lines);
-    controllerLog.setAdditive(false);
-    controllerLog.setLevel(Level.DEBUG);
     ControllerContext context = new ControllerContext(EngineCommand.parse(), new FixedDiscovery(THINGS, CONFIG_MAPS),
         informers, api, new EventRecorder(api, new RateLimit(100, 100), Scheduling.production().wallClock(), "test"),
         hooks, new SimpleMeterRegistry(), Scheduling.production(), Sharding.disabled(), WriteFence.OPEN);
@@ -112,8 +90,8 @@ class SyncCausesTest {
                   "hooks": {"sync": {"webhook": {"url": "%s"}}}}}""".formatted(hook.url("/sync")))), context);
     controller.start().subscribe();
     await().until(() -> controller.phase() == HostedController.Phase.RUNNING);
-    await().atMost(Duration.ofSeconds(10)).until(() -> !syncCauses().isEmpty());
-    assertThat(syncCauses().get(0)).as("the parent the caches held when the controller started")
+    await().atMost(Duration.ofSeconds(10)).until(() -> !logged.causes().isEmpty());
+    assertThat(logged.causes().get(0)).as("the parent the caches held when the controller started")
         .containsExactly(Trigger.Cause.START);
 
     ObjectNode edited = parent.toTree();
@@ -122,13 +100,12 @@ class SyncCausesTest {
     failing.set(true);
     informers.of(THINGS).put(next).deliver(updated(parent, next));
     // Coalesced with the resync period's adds when they come together.
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(syncCauses())
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(logged.causes())
         .anySatisfy(causes -> assertThat(causes).as("the edit's sync").contains(Trigger.Cause.SPEC))
         .anySatisfy(causes -> assertThat(causes).as("the sync after the failed one")
             .contains(Trigger.Cause.RETRY_FAILED))
         .contains(List.of(Trigger.Cause.RESYNC_PERIOD)));
-    assertThat(lines.list).filteredOn(line -> line.getMessage().contains("syncing {} because"))
-        .first().extracting(ILoggingEvent::getFormattedMessage)
+    assertThat(logged.syncs()).first().extracting(ILoggingEvent::getFormattedMessage)
         .isEqualTo("CompositeController things: syncing team/a because: controller started");
   }
 }

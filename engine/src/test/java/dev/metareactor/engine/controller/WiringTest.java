@@ -76,7 +76,7 @@ class WiringTest {
         Map.of(), materials, new ShardParticipant(Sharding.disabled(), informers, api, meters, "CompositeController",
             "things", System::nanoTime), new Finalizers("things.test/finalizer", api),
         ChildApplier.of(context.options().applyStrategy(), api, context.options().ssaFieldManager(), Map.of()),
-        new SyncMetrics(meters, "things", 1), 1, (key, trigger) -> queued.add(key),
+        new SyncMetrics(meters, "things", 1), 1, new OwnWrites(), (key, trigger) -> queued.add(key),
         LoggerFactory.getLogger(WiringTest.class), holdings);
   }
 

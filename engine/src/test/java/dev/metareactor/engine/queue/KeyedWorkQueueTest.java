@@ -768,6 +768,29 @@ class KeyedWorkQueueTest {
   }
 
   @Test
+  void theEchoWindowOfAnEchoThatCameWhileItsKeyRanStartsWhenTheRunEnds() {
+    KeyedWorkQueue<String> queue = queue(1);
+    TestSubscriber<Work<String>> worker = worker(queue);
+    worker.request(10);
+    queue.add("a", CHANGED);
+    queue.add("a", echo("x-0")); // the run's first write came back; the run still writes
+    advance(KeyedWorkQueue.ECHO_WINDOW.multipliedBy(3));
+    assertThat(worker.getReceivedOnNext()).as("no re-run while the run still writes").hasSize(1);
+    queue.done("a", Outcome.success());
+    advance(KeyedWorkQueue.ECHO_WINDOW.dividedBy(2));
+    queue.add("a", Trigger.of(Trigger.Cause.ECHO)); // the run's last write (the status) came back after it
+    assertThat(worker.getReceivedOnNext()).hasSize(1);
+
+    advance(KeyedWorkQueue.ECHO_WINDOW.dividedBy(2));
+    assertThat(worker.getReceivedOnNext()).as("one run for the echoes of the run's writes").hasSize(2);
+    assertThat(last(worker).causes().kept()).containsExactly(echo("x-0"), Trigger.of(Trigger.Cause.ECHO));
+    queue.done("a", Outcome.success());
+    advance(Duration.ofSeconds(1));
+    assertThat(worker.getReceivedOnNext()).hasSize(2);
+    assertThat(queue.stateCount()).isZero();
+  }
+
+  @Test
   void anEchoOfAWaitingKeyIsOnlyACauseAndAFreshAddDuringTheWindowRunsAtOnce() {
     KeyedWorkQueue<String> queue = queue(1);
     TestSubscriber<Work<String>> worker = worker(queue);

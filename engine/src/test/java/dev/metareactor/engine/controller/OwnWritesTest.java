@@ -1,0 +1,114 @@
+package dev.metareactor.engine.controller;
+
+import static dev.metareactor.engine.testing.ObjectEvents.added;
+import static dev.metareactor.engine.testing.ObjectEvents.deleted;
+import static dev.metareactor.engine.testing.ObjectEvents.resync;
+import static dev.metareactor.engine.testing.ObjectEvents.updated;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.metareactor.engine.informer.ObjectEvent;
+import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.queue.Trigger;
+import dev.metareactor.engine.testing.RecordingApi;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.node.ObjectNode;
+
+/** {@link OwnWrites}: which informer events show a controller's own writes, and the causes they then give. */
+class OwnWritesTest {
+
+  private static final ApiResource CONFIG_MAPS = new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
+
+  private final OwnWrites own = new OwnWrites();
+
+  private static KubeObject child(String resourceVersion, String value) {
+    return KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "x", "namespace": "team", "uid": "x-uid", "resourceVersion": "%s",
+                      "ownerReferences": [{"apiVersion": "v1", "kind": "Thing", "name": "a", "uid": "a-uid",
+                                           "controller": true}]},
+         "data": {"value": "%s"}}""".formatted(resourceVersion, value)));
+  }
+
+  private static ObjectApi.Written answer(KubeObject object) {
+    return new ObjectApi.Written(KubeJson.bytes(object.toTree()));
+  }
+
+  @Test
+  void anUpdateShowingTheVersionAWriteMadeIsAnEchoOnceAndAnyOtherVersionIsAChange() {
+    KubeObject before = child("5", "old");
+    KubeObject written = child("6", "new");
+    own.wrote(answer(written));
+
+    ObjectEvent echo = own.mark(updated(before, written));
+    assertThat(echo.ownWrite()).isTrue();
+    assertThat(echo.ownedTrigger(written).cause()).isEqualTo(Trigger.Cause.ECHO);
+    assertThat(own.mark(updated(before, written)).ownWrite()).as("forgotten once it came back").isFalse();
+
+    KubeObject someoneElses = child("7", "theirs");
+    own.wrote(answer(written));
+    ObjectEvent change = own.mark(updated(written, someoneElses));
+    assertThat(change.ownWrite()).isFalse();
+    assertThat(change.ownedTrigger(someoneElses).cause()).isEqualTo(Trigger.Cause.CHILD);
+  }
+
+  @Test
+  void anEventOfAnOlderVersionIsAChangeAndTheWritesOwnEventStillComesBackAsItsEcho() {
+    own.wrote(answer(child("9", "mine")));
+    assertThat(own.mark(updated(child("7", "a"), child("8", "theirs"))).ownWrite()).isFalse();
+    assertThat(own.mark(updated(child("8", "theirs"), child("9", "mine"))).ownWrite()).isTrue();
+  }
+
+  @Test
+  void aSlowerAnswerOfAnEarlierWriteDoesNotReplaceALaterOne() {
+    own.wrote(answer(child("9", "second")));
+    own.wrote(answer(child("8", "first")));
+    assertThat(own.mark(updated(child("8", "first"), child("9", "second"))).ownWrite()).isTrue();
+  }
+
+  @Test
+  void aParentsOwnStatusWriteComingBackIsAnEchoNotAStatusChange() {
+    KubeObject parent = thing("3", 0);
+    KubeObject written = thing("4", 3);
+    assertThat(updated(parent, written).trigger().cause()).isEqualTo(Trigger.Cause.STATUS);
+    own.wrote(answer(written));
+    assertThat(own.mark(updated(parent, written)).trigger().cause()).isEqualTo(Trigger.Cause.ECHO);
+  }
+
+  @Test
+  void aResyncADeletionAndAnObjectNeverWrittenAreNotEchoes() {
+    KubeObject written = child("6", "new");
+    own.wrote(answer(written));
+    assertThat(own.mark(resync(written)).ownWrite()).as("the cache replayed: not the write coming back").isFalse();
+    own.wrote(answer(written));
+    assertThat(own.mark(deleted(written)).ownWrite()).isFalse();
+    assertThat(own.mark(added(written)).ownWrite()).as("forgotten at its deletion").isFalse();
+    assertThat(own.mark(updated(thing("1", 0), thing("2", 0))).ownWrite()).isFalse();
+  }
+
+  @Test
+  void theRecordingApiRemembersEveryWriteButADryRun() {
+    RecordingApi api = new RecordingApi();
+    ObjectApi recording = own.recording(api);
+    ObjectNode configMap = (ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y", "namespace": "team"}}""");
+    api.holding(CONFIG_MAPS, child("3", "held"));
+    recording.apply(CONFIG_MAPS, child("3", "held").toTree(), "metareactor", true).block();
+    assertThat(own.mark(updated(child("2", "a"), child("3", "held"))).ownWrite()).as("a dry run writes nothing")
+        .isFalse();
+
+    KubeObject created = recording.create(CONFIG_MAPS, configMap).block().object();
+    assertThat(own.mark(added(created)).ownWrite()).isTrue();
+  }
+
+  private static KubeObject thing(String resourceVersion, int children) {
+    return KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "test.metareactor.dev/v1", "kind": "Thing",
+         "metadata": {"name": "a", "namespace": "team", "uid": "a-uid", "generation": 1,
+                      "resourceVersion": "%s"},
+         "spec": {}, "status": {"children": %d}}""".formatted(resourceVersion, children)));
+  }
+}
