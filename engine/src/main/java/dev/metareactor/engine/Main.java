@@ -3,6 +3,7 @@ package dev.metareactor.engine;
 import dev.metareactor.engine.cli.EngineCommand;
 import dev.metareactor.engine.cli.PreviewCommand;
 import dev.metareactor.engine.cli.ReplayCommand;
+import dev.metareactor.engine.cli.WhyCommand;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.server.Engine;
 import dev.metareactor.engine.server.LogConfiguration;
@@ -17,7 +18,7 @@ import sun.misc.Signal;
 /**
  * {@code java -jar metareactor.jar [flags]}: parses the flags, runs the engine until SIGTERM or SIGINT, then shuts
  * down gracefully. {@code java -jar metareactor.jar preview [flags]} runs {@link PreviewCommand} instead, and
- * {@code replay} {@link ReplayCommand}.
+ * {@code replay} {@link ReplayCommand}, {@code why} {@link WhyCommand}.
  *
  * <p>Exit codes: 0 after a signal-initiated shutdown, 1 when the engine cannot start or must stop (the API server
  * never answered, the leader lease was lost), 2 for a bad command line.
@@ -32,6 +33,8 @@ public final class Main {
   private static final String PREVIEW = "preview";
   /** The subcommand that asks a hook the recorded syncs again ({@code metareactor replay --help}). */
   private static final String REPLAY = "replay";
+  /** The subcommand that shows why a parent was synced ({@code metareactor why --help}). */
+  private static final String WHY = "why";
 
   private Main() {}
 
@@ -45,6 +48,10 @@ public final class Main {
     if (args.length > 0 && args[0].equals(REPLAY)) {
       LogConfiguration.apply(PreviewCommand.LOGGING);
       System.exit(ReplayCommand.execute(Arrays.copyOfRange(args, 1, args.length), out, err));
+    }
+    if (args.length > 0 && args[0].equals(WHY)) {
+      LogConfiguration.apply(PreviewCommand.LOGGING);
+      System.exit(WhyCommand.execute(Arrays.copyOfRange(args, 1, args.length), out, err));
     }
     System.exit(EngineCommand.execute(args, Main::run, out, err));
   }

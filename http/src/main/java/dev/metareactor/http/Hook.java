@@ -116,6 +116,7 @@ public final class Hook {
       AnswerScope call = new AnswerScope();
       AnswerScope caller = AnswerScope.of(context);
       TraceHeaders trace = TraceHeaders.of(context);
+      AnswerBytes sizes = AnswerBytes.of(context);
       // Serialized inside the breaker: a call the open breaker refuses costs no serialization.
       return Mono.defer(() -> {
             byte[] body = json.writeValueAsBytes(request);
@@ -128,6 +129,9 @@ public final class Hook {
           .map(answer -> {
             if (answer.charge() != null) {
               call.handOver(answer.charge(), caller);
+            }
+            if (sizes != null) {
+              sizes.add(answer.bytes());
             }
             return answer.response();
           })
@@ -161,8 +165,11 @@ public final class Hook {
     return name;
   }
 
-  /** An answer and what it takes of the memory budget ({@code null} for one from the ETag cache). */
-  private record Answer(HookResponse response, AnswerMemory.@Nullable Charge charge) {}
+  /**
+   * An answer, what it takes of the memory budget ({@code null} for one from the ETag cache) and how many bytes its
+   * body had (0 from the cache).
+   */
+  private record Answer(HookResponse response, AnswerMemory.@Nullable Charge charge, long bytes) {}
 
   private Mono<Answer> attempt(byte[] body, CacheKey root, int attempt, AnswerScope call,
       @Nullable TraceHeaders trace) {
@@ -221,13 +228,13 @@ public final class Hook {
               charge::add, this::tooLarge), BodyCollector::append)
           // The call ended while the body came in: nobody waits for it.
           .onErrorResume(AnswerMemory.Abandoned.class, abandoned -> Mono.empty())
-          .flatMap(collected -> parse(collected, charge))
-          .map(parsed -> new Answer(fresh(parsed, etag, root, attempt), charge))
+          .flatMap(collected -> parse(collected, charge).map(parsed ->
+              new Answer(fresh(parsed, etag, root, attempt), charge, collected.length())))
           // A failed attempt lets go at once: a retry must not find its own garbage in the way.
           .doOnError(error -> charge.close());
     }
     if ((code == 304 || code == 412) && etags != null) {
-      return content.then(Mono.fromSupplier(() -> new Answer(fromCache(cached, root, code, attempt), null)));
+      return content.then(Mono.fromSupplier(() -> new Answer(fromCache(cached, root, code, attempt), null, 0)));
     }
     if (code == 429) {
       String retryAfter = response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER);

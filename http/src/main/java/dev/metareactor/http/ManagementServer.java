@@ -3,6 +3,7 @@ package dev.metareactor.http;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
@@ -33,6 +34,9 @@ import reactor.netty.http.server.HttpServerRoutes;
  * </ul>
  *
  * <p>The readiness check runs on an event loop for every probe: it must be a cheap, non-blocking read of state.
+ *
+ * <p>With {@link DebugPages} ({@link #start(Options, PrometheusMeterRegistry, BooleanSupplier, DebugPages)}), the
+ * metrics address also serves {@code GET /debug/...}: read-only JSON pages the process builds (off the event loop).
  */
 public final class ManagementServer implements AutoCloseable {
 
@@ -63,16 +67,43 @@ public final class ManagementServer implements AutoCloseable {
     }
   }
 
+  /** Read-only JSON pages under {@code /debug/}, served on the metrics address. */
+  @FunctionalInterface
+  public interface DebugPages {
+
+    /** No pages: {@code /debug/...} is not served. */
+    DebugPages NONE = path -> new Page(404, "{\"error\":\"no debug pages\"}");
+
+    /**
+     * The page at {@code path} ({@code debug/...}, without the leading slash or a query). Called on a blocking-safe
+     * thread.
+     */
+    Page page(String path);
+
+    /** A page: its HTTP status and its JSON. */
+    record Page(int status, String json) {
+
+      public Page {
+        Objects.requireNonNull(json, "json");
+      }
+    }
+  }
+
+  private static final String JSON = "application/json";
+
   private final PrometheusMeterRegistry registry;
   private final BooleanSupplier readiness;
+  private final DebugPages debug;
   private volatile boolean shuttingDown;
   private final List<DisposableServer> servers = new ArrayList<>();
   private final Optional<InetSocketAddress> metricsAddress;
   private final Optional<InetSocketAddress> healthAddress;
 
-  private ManagementServer(Options options, PrometheusMeterRegistry registry, BooleanSupplier readiness) {
+  private ManagementServer(Options options, PrometheusMeterRegistry registry, BooleanSupplier readiness,
+      DebugPages debug) {
     this.registry = registry;
     this.readiness = readiness;
+    this.debug = debug;
     try {
       if (options.shared()) {
         DisposableServer both = bind(options.metricsAddress().get(), true, true);
@@ -95,10 +126,22 @@ public final class ManagementServer implements AutoCloseable {
    * @throws RuntimeException when an address cannot be bound (nothing stays bound then)
    */
   public static ManagementServer start(Options options, PrometheusMeterRegistry registry, BooleanSupplier readiness) {
+    return start(options, registry, readiness, DebugPages.NONE);
+  }
+
+  /**
+   * Binds the enabled endpoints, {@code /debug/...} served by {@code debug} on the metrics address. Blocks until
+   * bound; call it from the main thread, not an event loop.
+   *
+   * @throws RuntimeException when an address cannot be bound (nothing stays bound then)
+   */
+  public static ManagementServer start(Options options, PrometheusMeterRegistry registry, BooleanSupplier readiness,
+      DebugPages debug) {
     Objects.requireNonNull(options, "options");
     Objects.requireNonNull(registry, "registry");
     Objects.requireNonNull(readiness, "readiness");
-    return new ManagementServer(options, registry, readiness);
+    Objects.requireNonNull(debug, "debug");
+    return new ManagementServer(options, registry, readiness, debug);
   }
 
   /** Where {@code /metrics} is served (with the real port when bound to port 0). */
@@ -151,6 +194,11 @@ public final class ManagementServer implements AutoCloseable {
       routes.get("/metrics", (request, response) -> response
           .header(HttpHeaderNames.CONTENT_TYPE, PROMETHEUS_TEXT)
           .sendString(Mono.fromCallable(registry::scrape).subscribeOn(Schedulers.boundedElastic())));
+      routes.route(request -> request.method().equals(HttpMethod.GET) && request.path().startsWith("debug/"),
+          (request, response) -> Mono.fromCallable(() -> debug.page(request.path()))
+              .subscribeOn(Schedulers.boundedElastic())
+              .flatMap(page -> response.status(page.status()).header(HttpHeaderNames.CONTENT_TYPE, JSON)
+                  .sendString(Mono.just(page.json())).then()));
     }
     if (health) {
       routes.get("/healthz", (request, response) -> response.sendString(Mono.just("ok")));

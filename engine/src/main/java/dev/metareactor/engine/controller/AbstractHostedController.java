@@ -236,7 +236,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         runner = new SyncRunner<>(log, kind, name, wired, metrics, context.fence(), context.events(),
             SyncRecorder.of(context.options().recording(), controllerObject, context.scheduling(), kind, name,
                 this::reportHookProblem),
-            context.tracing());
+            context.tracing(), new RecentSyncs(context.history(), context.scheduling().wallClock(), kind, name));
         holdings.untilStop(shard.join(wired.syncedResources().stream()
                 .map(type -> new ShardedController.Synced(type.resource(), type::responsibleFor)).toList(),
             which -> {

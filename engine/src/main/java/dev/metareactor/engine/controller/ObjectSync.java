@@ -338,7 +338,11 @@ public final class ObjectSync<K extends SyncKey> {
                 SyncRecord record = SyncRecord.of(context);
                 Mono<HookCall.Reply> reply = invoke(request, hook, about);
                 if (record != null) {
-                  reply = reply.doOnNext(answer -> record.exchange(request, answer.body()));
+                  long start = System.nanoTime();
+                  // Timed as the answer or the failure arrives: what runs downstream of it is the rest of the sync.
+                  reply = reply.doOnNext(answer -> record.exchange(request, answer.body()))
+                      .doOnSuccess(answer -> record.hookCall(System.nanoTime() - start))
+                      .doOnError(error -> record.hookCall(System.nanoTime() - start));
                 }
                 return hook.shadow() == null ? reply
                     : reply.doOnNext(answer -> exchanges.add(new Shadow.Exchange(request, about, answer)));

@@ -54,6 +54,7 @@ final class SyncRunner<K extends SyncKey> {
   private final WriteFence fence;
   private final EventRecorder events;
   private final @Nullable SyncRecorder recorder;
+  private final @Nullable RecentSyncs recent;
   private final Tracing tracing;
   /** Whether the last sync was refused by the {@link WriteFence} (logged at info once, not for every key). */
   private final AtomicBoolean fenced = new AtomicBoolean();
@@ -65,16 +66,18 @@ final class SyncRunner<K extends SyncKey> {
    */
   SyncRunner(Logger log, String kind, String name, ObjectSync<K> sync, SyncMetrics metrics, WriteFence fence,
       EventRecorder events) {
-    this(log, kind, name, sync, metrics, fence, events, null, Tracing.OFF);
+    this(log, kind, name, sync, metrics, fence, events, null, Tracing.OFF, null);
   }
 
   /**
    * @param recorder records each run ({@code --record-syncs}), or {@code null}
    * @param tracing traces each run ({@code --tracing}), or {@link Tracing#OFF}
+   * @param recent keeps each run in the ring of recent syncs, or {@code null}
    */
   SyncRunner(Logger log, String kind, String name, ObjectSync<K> sync, SyncMetrics metrics, WriteFence fence,
-      EventRecorder events, @Nullable SyncRecorder recorder, Tracing tracing) {
+      EventRecorder events, @Nullable SyncRecorder recorder, Tracing tracing, @Nullable RecentSyncs recent) {
     this.recorder = recorder;
+    this.recent = recent != null && recent.on() ? recent : null;
     this.tracing = Objects.requireNonNull(tracing, "tracing");
     this.log = Objects.requireNonNull(log, "log");
     this.kind = Objects.requireNonNull(kind, "kind");
@@ -108,7 +111,8 @@ final class SyncRunner<K extends SyncKey> {
           .setAttribute("metareactor.controller.name", name)
           .setAttribute("k8s.namespace.name", key.namespace())
           .setAttribute("k8s.object.name", key.name())
-          .setAttribute("metareactor.sync.key", key.toString());
+          .setAttribute("metareactor.sync.key", key.toString())
+          .setAttribute("metareactor.queue.wait_ms", queued.waitedNanos() / 1_000_000.0);
       causes.describe(builder);
       Span span = builder.startSpan();
       return root.traced(span, recorded(key, queued, error -> SyncTrace.failed(span, error))
@@ -117,18 +121,31 @@ final class SyncRunner<K extends SyncKey> {
     });
   }
 
-  /** One run of {@code key}, recorded with {@code --record-syncs}; {@code failed} is told of a failure. */
+  /**
+   * One run of {@code key}, recorded with {@code --record-syncs} and kept in the ring of recent syncs; {@code failed}
+   * is told of a failure.
+   */
   private Mono<Outcome> recorded(K key, Causes causes, Consumer<Throwable> failed) {
     SyncRecorder recording = recorder;
-    if (recording == null) {
+    RecentSyncs keeping = recent;
+    if (recording == null && keeping == null) {
       return run(key, causes, failed);
     }
     return Mono.defer(() -> {
-      SyncRecord record = new SyncRecord();
+      // Only --record-syncs keeps the hook's requests and answers; the ring keeps figures.
+      SyncRecord record = recording != null ? SyncRecord.full() : SyncRecord.summary();
+      long started = keeping != null ? keeping.now() : 0;
       AtomicReference<Throwable> failure = new AtomicReference<>();
       return run(key, causes, failed.andThen(failure::set))
-          .doOnNext(outcome -> recording.save(key, record, outcome, failure.get(), sync.shape().ownedField(),
-              sync.shape().otherAnswerFields()))
+          .doOnNext(outcome -> {
+            if (recording != null) {
+              recording.save(key, record, outcome, failure.get(), sync.shape().ownedField(),
+                  sync.shape().otherAnswerFields());
+            }
+            if (keeping != null) {
+              keeping.add(key, causes, started, record, outcome, failure.get());
+            }
+          })
           .contextWrite(SyncRecord.context(record));
     });
   }

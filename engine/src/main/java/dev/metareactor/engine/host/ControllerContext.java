@@ -4,6 +4,7 @@ import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.discovery.DiscoveredResources;
 import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.history.SyncHistory;
 import dev.metareactor.engine.informer.Informers;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.WriteFence;
@@ -29,6 +30,7 @@ import java.util.Objects;
  * @param fence whether this replica may act now (its lease held by its own clock); a controller asks it before
  *     each sync, and {@code api}'s writes are fenced by it too
  * @param tracing {@code --tracing}: each sync traced, or {@link Tracing#OFF}
+ * @param history the ring of recent syncs each sync is kept in ({@code /debug/syncs}), or {@link SyncHistory#OFF}
  */
 public record ControllerContext(
     EngineOptions options,
@@ -41,7 +43,8 @@ public record ControllerContext(
     Scheduling scheduling,
     Sharding sharding,
     WriteFence fence,
-    Tracing tracing) {
+    Tracing tracing,
+    SyncHistory history) {
 
   public ControllerContext {
     Objects.requireNonNull(options, "options");
@@ -55,6 +58,15 @@ public record ControllerContext(
     Objects.requireNonNull(sharding, "sharding");
     Objects.requireNonNull(fence, "fence");
     Objects.requireNonNull(tracing, "tracing");
+    Objects.requireNonNull(history, "history");
+  }
+
+  /** The same services without a ring of recent syncs. */
+  public ControllerContext(EngineOptions options, DiscoveredResources discovery, Informers informers, ObjectApi api,
+      EventRecorder events, HookClient hooks, MeterRegistry meters, Scheduling scheduling, Sharding sharding,
+      WriteFence fence, Tracing tracing) {
+    this(options, discovery, informers, api, events, hooks, meters, scheduling, sharding, fence, tracing,
+        SyncHistory.OFF);
   }
 
   /** The same services with {@code api} for this one's (a controller's own view of the API). */
@@ -67,13 +79,14 @@ public record ControllerContext(
   public ControllerContext(EngineOptions options, DiscoveredResources discovery, Informers informers, ObjectApi api,
       EventRecorder events, HookClient hooks, MeterRegistry meters, Scheduling scheduling, Sharding sharding,
       WriteFence fence) {
-    this(options, discovery, informers, api, events, hooks, meters, scheduling, sharding, fence, Tracing.OFF);
+    this(options, discovery, informers, api, events, hooks, meters, scheduling, sharding, fence, Tracing.OFF,
+        SyncHistory.OFF);
   }
 
   /** The same services without sharding or a lease (a single replica syncs every parent). */
   public ControllerContext(EngineOptions options, DiscoveredResources discovery, Informers informers, ObjectApi api,
       EventRecorder events, HookClient hooks, MeterRegistry meters, Scheduling scheduling) {
     this(options, discovery, informers, api, events, hooks, meters, scheduling, Sharding.disabled(),
-        WriteFence.OPEN, Tracing.OFF);
+        WriteFence.OPEN, Tracing.OFF, SyncHistory.OFF);
   }
 }

@@ -198,12 +198,15 @@ public final class KeyedWorkQueue<K> {
       }
     }
 
-    /** The causes recorded so far, for the run that starts now; the next run's start afresh. */
-    Causes takeCauses() {
+    /**
+     * The causes recorded so far, for the run that starts now after waiting {@code waitedNanos}; the next run's start
+     * afresh.
+     */
+    Causes takeCauses(long waitedNanos) {
       if (causeCount == 0 && dropped == 0) {
         return Causes.NONE;
       }
-      Causes taken = new Causes(List.of(Arrays.copyOf(causes, causeCount)), dropped);
+      Causes taken = new Causes(List.of(Arrays.copyOf(causes, causeCount)), dropped, Math.max(0, waitedNanos));
       Arrays.fill(causes, null);
       causeCount = 0;
       dropped = 0;
@@ -508,7 +511,7 @@ public final class KeyedWorkQueue<K> {
       s.startedAt = clock.getAsLong();
       started = s;
       startedWaitingSince = s.waitingSince;
-      startedCauses = s.takeCauses();
+      startedCauses = s.takeCauses(s.startedAt - s.waitingSince);
       s.fresh = false;
     }
     return s;

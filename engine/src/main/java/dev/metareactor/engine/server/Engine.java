@@ -11,6 +11,8 @@ import dev.metareactor.engine.controller.map.MapController;
 import dev.metareactor.engine.discovery.Discovery;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.history.SyncHistory;
+import dev.metareactor.engine.history.SyncPages;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.ControllerHost;
 import dev.metareactor.engine.informer.InformerLease;
@@ -170,18 +172,21 @@ public final class Engine implements AutoCloseable {
     WriteFence fence = writeFence();
     kube.fenceWrites(fence);
     // With --record-syncs, the writes of a recorded sync are added to its record; with --tracing, they are spans.
-    ObjectApi recorded = options.recording().dir().isPresent() ? new SyncRecordingApi(api) : api;
+    // The ring of recent syncs (/debug/syncs) keeps each sync's writes too, from the same records.
+    SyncHistory history = new SyncHistory(SyncHistory.DEFAULT_PER_PARENT, SyncHistory.DEFAULT_MAX_BYTES);
+    ObjectApi recorded = options.recording().dir().isPresent() || history.on() ? new SyncRecordingApi(api) : api;
     Tracing tracing = Tracing.start(options.tracing());
     resources.push(tracing);
     ObjectApi writes = tracing.on() ? new TracingObjectApi(recorded) : recorded;
     ControllerContext context = new ControllerContext(options, discovery, informers, writes, events, hookClient,
-        meters, scheduling, sharding, fence, tracing);
+        meters, scheduling, sharding, fence, tracing, history);
     LabelSelector target = LabelSelector.parse(options.targetLabelSelector());
     this.hosts = List.of(new ControllerHost(CompositeController.kind(), context, target),
         new ControllerHost(DecoratorController.kind(), context, target),
         new ControllerHost(MapController.kind(), context, target));
     this.management = ManagementServer.start(new ManagementServer.Options(
-        socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady);
+        socketAddress(options.metricsAddress()), socketAddress(options.healthProbeAddress())), meters, this::isReady,
+        debugPages(new SyncPages(history, scheduling.wallClock())));
     resources.push(() -> management.shutdown(MANAGEMENT_GRACE));
     if (options.profilingAddress().enabled()) {
       resources.push(ProfilingServer.start(socketAddress(options.profilingAddress()).orElseThrow()));
@@ -198,6 +203,14 @@ public final class Engine implements AutoCloseable {
           election -> election.start(this::lead, () -> fatal("leader election lost")),
           this::lead);
     }
+  }
+
+  /** The ring of recent syncs' pages, as the management server serves them. */
+  private static ManagementServer.DebugPages debugPages(SyncPages pages) {
+    return path -> {
+      SyncPages.Page page = pages.page(path);
+      return new ManagementServer.DebugPages.Page(page.status(), page.json());
+    };
   }
 
   /**

@@ -4,12 +4,11 @@ import io.opentelemetry.api.trace.SpanBuilder;
 
 /**
  * What the work queue knows of one run of a key, added to its sync span before it starts: the causes of its
- * enqueues (as attributes, and as span links to the spans that caused them where there are some) and the time it
- * waited in the queue.
+ * enqueues.
  *
- * <p>The work queue hands the runner each run's causes ({@link dev.metareactor.engine.queue.Causes}); the runner
- * passes one of these that adds them as {@code metareactor.sync.causes}. The time in the queue
- * ({@code metareactor.queue.wait_ms}) and span links to the spans that caused an enqueue are not handed over yet.
+ * <p>The work queue hands the runner each run's causes and wait ({@link dev.metareactor.engine.queue.Causes}); the
+ * runner adds the wait as {@code metareactor.queue.wait_ms} and passes one of these that adds the causes as {@code
+ * metareactor.sync.causes}. Span links to the spans that caused an enqueue are not made.
  */
 @FunctionalInterface
 public interface SyncCauses {

@@ -8,8 +8,8 @@
  *
  * <ul>
  *   <li>{@code sync <controller>} (the root, made by the controller's {@code SyncRunner}): the controller's kind and
- *   name, the key's namespace and name, the outcome; what the work queue knows of why the key was queued and how
- *   long it waited is added by {@link dev.metareactor.engine.tracing.SyncCauses}.</li>
+ *   name, the key's namespace and name, the outcome, how long the key waited in the work queue ({@code
+ *   metareactor.queue.wait_ms}) and why it was queued ({@link dev.metareactor.engine.tracing.SyncCauses}).</li>
  *   <li>{@code hook <hook>} ({@code hook/WebhookCaller}, {@code CLIENT}): each hook call (sync, finalize, customize,
  *   map, tombstone), its endpoint, whether the answer came from the ETag cache, the attempts it took. The request
  *   carries W3C {@code traceparent}/{@code tracestate} headers naming this span, so the hook's own spans nest under

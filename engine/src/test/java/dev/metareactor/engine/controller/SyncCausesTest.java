@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller;
 
 import static dev.metareactor.engine.testing.ObjectEvents.updated;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -10,6 +11,9 @@ import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.controller.composite.CompositeController;
 import dev.metareactor.engine.events.EventRecorder;
+import dev.metareactor.engine.history.ParentRef;
+import dev.metareactor.engine.history.SyncEntry;
+import dev.metareactor.engine.history.SyncHistory;
 import dev.metareactor.engine.host.ControllerContext;
 import dev.metareactor.engine.host.HostedController;
 import dev.metareactor.engine.kube.ApiResource;
@@ -21,6 +25,7 @@ import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.engine.testing.FakeInformers;
 import dev.metareactor.engine.testing.FixedDiscovery;
 import dev.metareactor.engine.testing.RecordingApi;
+import dev.metareactor.engine.tracing.Tracing;
 import dev.metareactor.http.HookClient;
 import dev.metareactor.http.HookClientOptions;
 import dev.metareactor.http.HookServer;
@@ -37,7 +42,9 @@ import tools.jackson.databind.node.ObjectNode;
  * The causes a hosted controller's own enqueue sites give, in the middle tier (a real CompositeController over
  * in-memory informers and API, a real hook): the caches' initial list when it starts, a parent's event, the
  * {@code resyncPeriodSeconds} timer and a retry after a failed sync. Each sync's causes reach the worker, which logs
- * them at debug ({@link SyncRunner}); the routers' own causes are their tests'.
+ * them at debug ({@link SyncRunner}) and keeps them in the ring of recent syncs with what the sync did (its wait, its
+ * hook call and answer size, its writes, its outcome and error: {@link RecentSyncs}); the routers' own causes are
+ * their tests'.
  */
 class SyncCausesTest {
 
@@ -55,10 +62,12 @@ class SyncCausesTest {
       return answer.put("children", "not a list"); // refused: the sync fails
     }
     answer.putObject("status").put("synced", true);
-    answer.putArray("children");
+    answer.putArray("children").addObject().put("apiVersion", "v1").put("kind", "ConfigMap")
+        .putObject("metadata").put("name", "a-0");
     return answer;
   }).start();
   private final LoggedSyncCauses logged = new LoggedSyncCauses();
+  private final SyncHistory history = new SyncHistory(16, 1 << 20);
   private HostedController controller;
 
   @AfterEach
@@ -73,9 +82,12 @@ class SyncCausesTest {
 
   @Test
   void eachSyncIsLoggedWithTheCausesItsHostGaveIt() {
+    // The writes wrapped as the engine wraps them, for the ring of recent syncs to see them.
     ControllerContext context = new ControllerContext(EngineCommand.parse(), new FixedDiscovery(THINGS, CONFIG_MAPS),
-        informers, api, new EventRecorder(api, new RateLimit(100, 100), Scheduling.production().wallClock(), "test"),
-        hooks, new SimpleMeterRegistry(), Scheduling.production(), Sharding.disabled(), WriteFence.OPEN);
+        informers, new SyncRecordingApi(api), new EventRecorder(api, new RateLimit(100, 100),
+            Scheduling.production().wallClock(), "test"),
+        hooks, new SimpleMeterRegistry(), Scheduling.production(), Sharding.disabled(), WriteFence.OPEN, Tracing.OFF,
+        history);
     KubeObject parent = KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "test.metareactor.dev/v1", "kind": "Thing",
          "metadata": {"name": "a", "namespace": "team", "uid": "a-uid", "generation": 1, "resourceVersion": "7"},
@@ -107,5 +119,26 @@ class SyncCausesTest {
         .contains(List.of(Trigger.Cause.RESYNC_PERIOD)));
     assertThat(logged.syncs()).first().extracting(ILoggingEvent::getFormattedMessage)
         .isEqualTo("CompositeController things: syncing team/a because: controller started");
+
+    SyncHistory.Syncs ring = history.parent(ParentRef.of("CompositeController", "things", "team", "a"));
+    assertThat(ring).as("the parent's kept syncs").isNotNull();
+    SyncEntry first = ring.syncs().get(0);
+    assertThat(first.causes()).extracting(Trigger::cause).containsExactly(Trigger.Cause.START);
+    assertThat(first.outcome()).isEqualTo("success");
+    assertThat(first.error()).isNull();
+    assertThat(first.hookCalls()).isEqualTo(1);
+    assertThat(first.hookMicros()).isPositive();
+    assertThat(first.answerBytes()).as("the answer's body").isGreaterThan(50);
+    assertThat(first.writes()).extracting(SyncEntry.Write::verb, SyncEntry.Write::kind, SyncEntry.Write::name)
+        .contains(tuple("create", "ConfigMap", "a-0"));
+    // Kept when a sync ends, a little after its log line.
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+        history.parent(ParentRef.of("CompositeController", "things", "team", "a")).syncs()).anySatisfy(sync -> {
+      assertThat(sync.causes()).extracting(Trigger::cause).as("the edit's sync").contains(Trigger.Cause.SPEC);
+      assertThat(sync.outcome()).isEqualTo("failed");
+      assertThat(sync.error()).contains("children");
+    }).anySatisfy(sync -> assertThat(sync.causes()).extracting(Trigger::cause).contains(Trigger.Cause.RETRY_FAILED))
+        .anySatisfy(sync -> assertThat(sync.causes()).extracting(Trigger::cause)
+            .containsExactly(Trigger.Cause.RESYNC_PERIOD)));
   }
 }

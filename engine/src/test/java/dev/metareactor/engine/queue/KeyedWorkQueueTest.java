@@ -608,6 +608,19 @@ class KeyedWorkQueueTest {
   }
 
   @Test
+  void aRunIsHandedOutWithHowLongItWaitedSinceTheFirstAddItCoalesced() {
+    KeyedWorkQueue<String> queue = queue(1);
+    TestSubscriber<Work<String>> worker = worker(queue);
+    queue.add("a", CHANGED);
+    time.advanceTimeBy(Duration.ofMillis(30));
+    queue.add("a", child("x-0"));
+    time.advanceTimeBy(Duration.ofMillis(12));
+    worker.request(1);
+
+    assertThat(last(worker).causes().waitedNanos()).as("from the first add").isEqualTo(Duration.ofMillis(42).toNanos());
+  }
+
+  @Test
   void aRunIsHandedOutWithTheDistinctCausesItCoalescedTheFirstFewKeptTheOthersCounted() {
     KeyedWorkQueue<String> queue = queue(1);
     TestSubscriber<Work<String>> worker = worker(queue);

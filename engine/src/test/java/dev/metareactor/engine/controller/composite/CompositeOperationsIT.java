@@ -7,8 +7,10 @@ import static org.awaitility.Awaitility.await;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.api.WorkersAnnotation;
+import dev.metareactor.engine.cli.WhyCommand;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.http.HookServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Watch;
@@ -16,11 +18,17 @@ import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetSocketAddress;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,6 +38,7 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -294,5 +303,90 @@ class CompositeOperationsIT extends CompositeTestBase {
           "{\"metadata\": {\"labels\": {\"tick\": \"1\"}}}");
       await().atMost(TIMEOUT).until(() -> calls.get("quiet").get() > before);
     }
+  }
+
+  /** The parent's kept syncs, as the engine serves them on its metrics address ({@code /debug/syncs}). */
+  private List<JsonNode> keptSyncs(String controller, String parent) {
+    HttpResponse<String> page = engine.get(true, "/debug/syncs/compositecontroller/" + controller + "/"
+        + cluster.namespace() + "/" + parent);
+    List<JsonNode> syncs = new ArrayList<>();
+    if (page.statusCode() == 200) {
+      KubeJson.mapper().readTree(page.body()).path("syncs").forEach(syncs::add);
+    }
+    return syncs;
+  }
+
+  /** Waits until a kept sync of {@code parent} was caused by {@code cause} and returns it. */
+  private JsonNode awaitSyncFor(String controller, String parent, String cause) {
+    return await().atMost(TIMEOUT).until(() -> keptSyncs(controller, parent).stream()
+            .filter(sync -> sync.path("causes").findValuesAsString("cause").contains(cause)).findFirst(),
+        Optional::isPresent).orElseThrow();
+  }
+
+  /** {@code metareactor why} against the engine's metrics address: its exit code and what it printed. */
+  private Map.Entry<Integer, String> why(String controller, String parent) {
+    InetSocketAddress address = engine.engine().metricsAddress().orElseThrow();
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = WhyCommand.execute(new String[] {"--engine=http://127.0.0.1:" + address.getPort(),
+        "compositecontroller/" + controller, cluster.namespace() + "/" + parent}, new PrintWriter(out, true),
+        new PrintWriter(err, true));
+    return Map.entry(code, out + err.toString());
+  }
+
+  /**
+   * Why did it sync? Each cause of a sync, on the real control plane, is kept in the engine's ring of recent syncs
+   * with what the sync did, and {@code metareactor why} prints it and flags what deserves a look: the engine's start,
+   * a child deleted behind its back, a spec change, {@code sync-requested-at}, {@code resyncAfterSeconds}, a retry
+   * after the hook failed, the resync period; then a hot loop (the resync period's syncs every second writing
+   * nothing) and a hook that keeps failing.
+   */
+  @Test
+  void eachCauseOfASyncIsKeptAndWhyPrintsTheTimelineAndFlagsHotLoopsAndFailures() {
+    parents = ParentCrd.create(cluster, "Explained");
+    createParent("w", List.of("a"), "one"); // there before the controller: its first sync is the start's
+    String name = controller(parents, "InPlace", "  resyncPeriodSeconds: 1\n");
+    awaitChild("w-a", "one");
+    JsonNode start = awaitSyncFor(name, "w", "start");
+    assertThat(start.path("writes").findValuesAsString("name")).contains("w-a");
+    assertThat(start.path("hookCalls").asInt()).isEqualTo(1);
+    assertThat(start.path("answerBytes").asLong()).isPositive();
+
+    client.configMaps().withName("w-a").delete();
+    JsonNode child = awaitSyncFor(name, "w", "child");
+    assertThat(child.path("causes").toString()).contains("\"kind\":\"ConfigMap\"", "\"name\":\"w-a\"",
+        "\"change\":\"deleted\"");
+
+    setSpec("w", List.of("a"), "two");
+    awaitSyncFor(name, "w", "spec");
+
+    hook.resyncAfterSeconds = 1.0;
+    cluster.kubectl("annotate", "--overwrite", parents.plural() + "/w",
+        "metacontroller.k8s.io/sync-requested-at=" + Instant.now()).orThrow();
+    awaitSyncFor(name, "w", "sync_requested");
+    awaitSyncFor(name, "w", "resync_after");
+    hook.resyncAfterSeconds = null;
+
+    hook.failing = true;
+    setSpec("w", List.of("a"), "three");
+    JsonNode retry = awaitSyncFor(name, "w", "retry_failed");
+    assertThat(retry.path("outcome").asString()).isEqualTo("failed");
+    assertThat(retry.path("error").asString()).contains("500");
+    Map.Entry<Integer, String> failing = await().atMost(TIMEOUT).until(() -> why(name, "w"),
+        why -> why.getValue().contains("! failing"));
+    hook.failing = false;
+    awaitChild("w-a", "three");
+    awaitSyncFor(name, "w", "resync_period");
+
+    // Left alone, the resync period syncs it every second with nothing to write: a hot loop by why's measure.
+    Map.Entry<Integer, String> looping = await().atMost(TIMEOUT).until(() -> why(name, "w"),
+        why -> why.getValue().contains("! hot loop"));
+    System.out.println("metareactor why, a failing hook:\n" + failing.getValue());
+    System.out.println("metareactor why, a resync period with nothing to write:\n" + looping.getValue());
+    assertThat(looping.getKey()).isEqualTo(WhyCommand.FLAGGED);
+    assertThat(looping.getValue()).contains("synced because resync period; waited",
+        "most often because resync period");
+    assertThat(failing.getKey()).isEqualTo(WhyCommand.FLAGGED);
+    assertThat(failing.getValue()).contains("synced because retry after an error", "; failed: ", "500");
   }
 }
