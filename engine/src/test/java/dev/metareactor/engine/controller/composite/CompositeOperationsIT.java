@@ -10,7 +10,6 @@ import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.cli.WhyCommand;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
-import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.http.HookServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Watch;
@@ -21,14 +20,11 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -303,24 +299,6 @@ class CompositeOperationsIT extends CompositeTestBase {
           "{\"metadata\": {\"labels\": {\"tick\": \"1\"}}}");
       await().atMost(TIMEOUT).until(() -> calls.get("quiet").get() > before);
     }
-  }
-
-  /** The parent's kept syncs, as the engine serves them on its metrics address ({@code /debug/syncs}). */
-  private List<JsonNode> keptSyncs(String controller, String parent) {
-    HttpResponse<String> page = engine.get(true, "/debug/syncs/compositecontroller/" + controller + "/"
-        + cluster.namespace() + "/" + parent);
-    List<JsonNode> syncs = new ArrayList<>();
-    if (page.statusCode() == 200) {
-      KubeJson.mapper().readTree(page.body()).path("syncs").forEach(syncs::add);
-    }
-    return syncs;
-  }
-
-  /** Waits until a kept sync of {@code parent} was caused by {@code cause} and returns it. */
-  private JsonNode awaitSyncFor(String controller, String parent, String cause) {
-    return await().atMost(TIMEOUT).until(() -> keptSyncs(controller, parent).stream()
-            .filter(sync -> sync.path("causes").findValuesAsString("cause").contains(cause)).findFirst(),
-        Optional::isPresent).orElseThrow();
   }
 
   /** {@code metareactor why} against the engine's metrics address: its exit code and what it printed. */

@@ -116,7 +116,7 @@ class CompositeRelatedIT extends CompositeTestBase {
   @Test
   void namedRelatedObjectsAreShownAndTheirChangesResyncTheParent() {
     parents = ParentCrd.create(cluster, "Copy");
-    copyController(parents, "v1", "v1");
+    String name = copyController(parents, "v1", "v1");
     configMap(cluster.namespace(), "source", "one", Map.of());
     createRelatingParent("copy", List.of(Map.of("apiVersion", "v1", "resource", "configmaps",
         "names", List.of("source"))));
@@ -126,6 +126,12 @@ class CompositeRelatedIT extends CompositeTestBase {
     // No parent change: only the related object's event, routed through the index, brings the parent back.
     configMap(cluster.namespace(), "source", "two", Map.of());
     awaitChild("copy-source", "two");
+    // And the engine's ring of recent syncs says so: the update of the related object, and the child it rewrote.
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(keptSyncs(name, "copy")).anySatisfy(sync -> {
+      assertThat(sync.path("causes").toString()).contains("\"cause\":\"related\"", "\"kind\":\"ConfigMap\"",
+          "\"name\":\"source\"", "\"change\":\"updated\"");
+      assertThat(sync.path("writes").findValuesAsString("name")).contains("copy-source");
+    }));
     assertThat(customizeCalls.get("copy")).as("one customize call per parent generation").hasValue(1);
 
     // A new generation asks the customize hook again; an empty answer still shows an entry for... nothing.

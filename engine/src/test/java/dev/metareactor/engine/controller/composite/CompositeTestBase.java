@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.http.HookServer;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
@@ -13,9 +14,12 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -148,5 +152,23 @@ abstract class CompositeTestBase {
     ObjectNode copy = (ObjectNode) request.deepCopy();
     ((ObjectNode) copy.path("parent").path("spec")).put("value", value);
     return copy;
+  }
+
+  /** The parent's kept syncs, as the engine serves them on its metrics address ({@code /debug/syncs}). */
+  protected List<JsonNode> keptSyncs(String controller, String parent) {
+    HttpResponse<String> page = engine.get(true, "/debug/syncs/compositecontroller/" + controller + "/"
+        + cluster.namespace() + "/" + parent);
+    List<JsonNode> syncs = new ArrayList<>();
+    if (page.statusCode() == 200) {
+      KubeJson.mapper().readTree(page.body()).path("syncs").forEach(syncs::add);
+    }
+    return syncs;
+  }
+
+  /** Waits until a kept sync of {@code parent} was caused by {@code cause} and returns it. */
+  protected JsonNode awaitSyncFor(String controller, String parent, String cause) {
+    return await().atMost(TIMEOUT).until(() -> keptSyncs(controller, parent).stream()
+            .filter(sync -> sync.path("causes").findValuesAsString("cause").contains(cause)).findFirst(),
+        Optional::isPresent).orElseThrow();
   }
 }
