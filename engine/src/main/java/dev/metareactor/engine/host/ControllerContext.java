@@ -72,7 +72,7 @@ public record ControllerContext(
   /** The same services with {@code api} for this one's (a controller's own view of the API). */
   public ControllerContext withApi(ObjectApi api) {
     return new ControllerContext(options, discovery, informers, api, events, hooks, meters, scheduling, sharding, fence,
-        tracing);
+        tracing, history);
   }
 
   /** The same services without tracing. */
