@@ -114,7 +114,7 @@ start_hook() {
   # exec: HOOK_PID is the hook itself, so stop_hook reaches it.
   bash -c "exec $HOOK_CMD \"\$1\"" hook "$HOOK_PORT" </dev/null >"$HOOK_LOG" 2>&1 &
   HOOK_PID=$!
-  wait_for 30 "the hook to listen on 127.0.0.1:$HOOK_PORT" hook_listening
+  wait_for "$TIMEOUT" "the hook to listen on 127.0.0.1:$HOOK_PORT" hook_listening
 }
 
 stop_hook() {
@@ -155,4 +155,32 @@ delete_pvc() {
 
 release_pvc() {
   kn patch pvc "$1" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+}
+
+# Namespaces a script makes besides NAMESPACE (make_namespace), deleted by delete_made_namespaces in its cleanup.
+MADE_NAMESPACES=()
+
+# make_namespace NAME [KEY=VALUE...]: creates namespace NAME with those labels; fails if it exists already (never
+# take over, and later delete, a namespace someone else uses).
+make_namespace() {
+  local name=$1; shift
+  ! k get namespace "$name" >/dev/null 2>&1 || fail "namespace $name already exists; use another NAMESPACE"
+  k create namespace "$name" >/dev/null
+  MADE_NAMESPACES+=("$name")
+  (( $# == 0 )) || k label namespace "$name" "$@" >/dev/null
+}
+
+delete_made_namespaces() {
+  local name
+  for name in "${MADE_NAMESPACES[@]}"; do k delete namespace "$name" --ignore-not-found --wait=false >/dev/null; done
+}
+
+# Object $2 of resource $1 in namespace $3 has field $4 (a jsonpath) equal to $5.
+field_in_is() { [[ $(k -n "$3" get "$1" "$2" -o "jsonpath=$4" 2>/dev/null) == "$5" ]]; }
+
+# Object $2 of resource $1 is gone from namespace $3.
+gone_from() {
+  local found
+  found=$(k -n "$3" get "$1" "$2" --ignore-not-found -o name 2>/dev/null) || return 1
+  [[ -z $found ]]
 }

@@ -81,6 +81,13 @@ has_snapshots() {
   (( $(grep -c . <<<"$names") >= $2 ))
 }
 
+# The newest Snapshot of the PVC with UID $1 was taken after Snapshot $2 (names end in the time they were taken).
+newer_snapshot() {
+  local names
+  names=$(snapshots_of "$1") || return 1
+  [[ -n $names && $(tail -n 1 <<<"$names") > "$2" ]]
+}
+
 # No Snapshot of the PVC with UID $1 is left; and none but those named in $2
 # (one a line) appeared meanwhile: a detached PVC gets no new ones.
 snapshots_gone() {
@@ -152,20 +159,21 @@ tombstone_called() { grep -q '"POST /tombstone HTTP/1.1" 200' "$HOOK_LOG"; }
 
   wait_for "$TIMEOUT" "a Snapshot of data-a (is the engine running?)" has_snapshots "$UID_A" 1
   wait_for "$TIMEOUT" "a Snapshot of data-b" has_snapshots "$UID_B" 1
-  check_snapshot "$(snapshots_of "$UID_A" | head -n 1)" data-a
-  FIRST_B=$(snapshots_of "$UID_B" | head -n 1)
-  check_snapshot "$FIRST_B" data-b
+  # The newest of each: on a loaded machine an older one may have expired (TTL 15 s) by the time it is read.
+  check_snapshot "$(snapshots_of "$UID_A" | tail -n 1)" data-a
+  CHECKED_B=$(snapshots_of "$UID_B" | tail -n 1)
+  check_snapshot "$CHECKED_B" data-b
   wait_for "$TIMEOUT" "status.inputs.persistentvolumeclaims.total 2 (scratch is not selected)" selected_pvcs_are 2
   # The map hook's answer depends on the clock (a Snapshot is due every interval): either exit code is right.
   preview "0|1" "mapcontroller/$CONTROLLER"
   [[ -z $(snapshots_of "$UID_SCRATCH") ]] || fail "PVC scratch is not selected, yet has Snapshots"
 
-  log "waiting for the next interval (${INTERVAL}s): a second Snapshot of data-b"
-  wait_for $(( INTERVAL + TIMEOUT )) "a second Snapshot of data-b" has_snapshots "$UID_B" 2
+  log "waiting for the next interval (${INTERVAL}s): a newer Snapshot of data-b"
+  wait_for $(( INTERVAL + TIMEOUT )) "a Snapshot of data-b newer than $CHECKED_B" newer_snapshot "$UID_B" "$CHECKED_B"
   check_snapshot "$(snapshots_of "$UID_B" | tail -n 1)" data-b
 
-  log "waiting for the TTL (${TTL}s): the first Snapshot of data-b expires while data-b stays"
-  wait_for $(( TTL + TIMEOUT )) "Snapshot $FIRST_B to expire" object_gone "$SNAPSHOTS" "$FIRST_B"
+  log "waiting for the TTL (${TTL}s): the Snapshot of data-b checked first expires while data-b stays"
+  wait_for $(( TTL + TIMEOUT )) "Snapshot $CHECKED_B to expire" object_gone "$SNAPSHOTS" "$CHECKED_B"
   has_snapshots "$UID_B" 1 || fail "data-b has no Snapshot left"
 
   log "deleting PVC data-a: its Snapshots are kept until their TTL has passed"
