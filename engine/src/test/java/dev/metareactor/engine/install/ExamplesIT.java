@@ -25,6 +25,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The examples' own end-to-end scripts, run as a user runs them: each example's {@code test.sh} against the local
@@ -35,39 +37,75 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>Under one strategy the scripts run side by side, each in a namespace of its own, against one engine: most of
  * a script's time is waiting (for the garbage collector to learn a new CRD, for a snapshot interval, for a rollout),
- * which the others fill. The two hello-world runs take turns: they install the same CRD and controller.
+ * which the others fill. The scripts run in lanes, one after another within a lane: the two hello-world runs, which
+ * install the same CRD and controller, and the short scripts, grouped so that no more run at once than two cores keep
+ * up with. Global-config-map copies its ConfigMap into every namespace, the other scripts' too; none of them reads
+ * ConfigMaps of that name.
  */
 @LocalKubernetes
 class ExamplesIT {
+  private static final Logger LOG = LoggerFactory.getLogger(ExamplesIT.class);
 
   /** The script's own waits are bounded (60 s each, 120 s for garbage collection); this only catches a hang. */
   private static final Duration SCRIPT_TIMEOUT = Duration.ofMinutes(6);
 
   /**
    * An example: its directory under {@code examples/}, and what its script creates cluster-wide, deleted here when
-   * the script cannot clean up after itself.
+   * the script cannot clean up after itself: its controllers (of one kind) and CRDs.
    */
-  private record Example(String name, String controllerResource, String controller, List<String> crds) {}
+  private record Example(String name, String controllerResource, List<String> controllers, List<String> crds) {
 
-  private static final Example HELLO_WORLD = new Example("hello-world", "compositecontroller", "hello-world",
-      List.of("hellos.examples.metareactor.dev"));
+    /** An example with one CompositeController, named as the example, and one CRD. */
+    static Example composite(String name, String crd) {
+      return new Example(name, "compositecontroller", List.of(name), List.of(crd));
+    }
+  }
+
+  private static final Example HELLO_WORLD = Example.composite("hello-world", "hellos.examples.metareactor.dev");
   private static final Example SNAPSHOT_SCHEDULE = new Example("snapshot-schedule", "mapcontroller",
-      "snapshot-schedule", List.of("snapshotschedules.snapshots.examples.metareactor.dev",
+      List.of("snapshot-schedule"), List.of("snapshotschedules.snapshots.examples.metareactor.dev",
           "snapshots.snapshots.examples.metareactor.dev"));
-
-  private static final Example CATSET = new Example("catset", "compositecontroller", "catset",
-      List.of("catsets.examples.metareactor.dev"));
-  private static final Example BLUEGREEN = new Example("bluegreen", "compositecontroller", "bluegreen",
-      List.of("bluegreendeployments.examples.metareactor.dev"));
+  private static final Example CATSET = Example.composite("catset", "catsets.examples.metareactor.dev");
+  private static final Example BLUEGREEN = Example.composite("bluegreen",
+      "bluegreendeployments.examples.metareactor.dev");
+  private static final Example INDEXEDJOB = Example.composite("indexedjob", "indexedjobs.examples.metareactor.dev");
+  private static final Example DAEMONJOB = Example.composite("daemonjob", "daemonjobs.examples.metareactor.dev");
+  private static final Example SERVICE_PER_POD = new Example("service-per-pod", "decoratorcontroller",
+      List.of("service-per-pod", "pod-name-label"), List.of());
+  private static final Example CLUSTEREDPARENT = new Example("clusteredparent", "decoratorcontroller",
+      List.of("clusteredparent"), List.of());
+  private static final Example CRD_ROLES = new Example("crd-roles", "decoratorcontroller", List.of("crd-roles"),
+      List.of("gadgets.crdroles.examples.metareactor.dev"));
+  private static final Example CONFIGMAP_PROPAGATION = Example.composite("configmap-propagation",
+      "configmappropagations.examples.metareactor.dev");
+  private static final Example SECRET_PROPAGATION = Example.composite("secret-propagation",
+      "secretpropagations.examples.metareactor.dev");
+  private static final Example GLOBAL_CONFIG_MAP = Example.composite("global-config-map",
+      "globalconfigmaps.examples.metareactor.dev");
+  private static final Example NAMESPACE_LIST = Example.composite("namespace-list",
+      "namespacelists.examples.metareactor.dev");
+  private static final Example CONFIGMAP_LIST = Example.composite("configmap-list",
+      "configmaplists.examples.metareactor.dev");
 
   /**
    * One run of a script: the example, a name for it and the extra environment it runs with. Hello-world with the
    * Python hook (its default) and with the Java one; a MapController, Snapshots of the selected PVCs, one per
    * interval, a deleted PVC's kept until their TTL (snapshot-schedule); a StatefulSet-like parent, ordered start and a
    * rolling update of its Pods one at a time, RollingRecreate (catset); two ReplicaSets and a Service, a new template
-   * on the idle color, the Service switched once it is ready (bluegreen).
+   * on the idle color, the Service switched once it is ready (bluegreen); numbered Pods, parallelism and a failed
+   * Pod replaced (indexedjob); a DaemonSet deleted once its status says every node is done (daemonjob);
+   * DecoratorControllers with a finalize hook, opt-out and opt-in (service-per-pod), a cluster-scoped target with a
+   * namespaced attachment (clusteredparent), CRDs decorated with ClusterRoles (crd-roles); customize hooks of
+   * cluster-scoped parents copying into listed namespaces, namespaces by label and every namespace
+   * (configmap-propagation, secret-propagation, global-config-map); v2 customize hooks of namespaced parents reading
+   * Namespaces and another namespace's ConfigMaps (namespace-list, configmap-list).
    */
-  private record Run(Example example, String name, Map<String, String> env) {}
+  private record Run(Example example, String name, Map<String, String> env) {
+
+    Run(Example example) {
+      this(example, example.name(), Map.of());
+    }
+  }
 
   private LocalCluster cluster;
   private EngineUnderTest engine;
@@ -87,8 +125,8 @@ class ExamplesIT {
   }
 
   /**
-   * Starts an engine with {@code --apply-strategy=<strategy>} and runs every example's script, side by side (the two
-   * hello-world runs one after the other); each must exit 0 and say it passed, its output shown if not.
+   * Starts an engine with {@code --apply-strategy=<strategy>} and runs every example's script, the lanes side by side
+   * and the scripts of a lane one after the other; each must exit 0 and say it passed, its output shown if not.
    */
   @ParameterizedTest(name = "{0}")
   @EnumSource(ApplyStrategy.class)
@@ -96,12 +134,17 @@ class ExamplesIT {
     Path jar = repo.resolve("examples/hello-world-java/target/hello-hook.jar");
     assertThat(jar).as("built by examples/hello-world-java, which the reactor builds before engine").exists();
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+    // The short scripts share lanes, so that no more run at once than the two cores keep up with.
     List<List<Run>> lanes = List.of(
         List.of(new Run(HELLO_WORLD, "hello-world-python", Map.of()),
             new Run(HELLO_WORLD, "hello-world-java", Map.of("HOOK_CMD", java + " -jar " + jar))),
-        List.of(new Run(SNAPSHOT_SCHEDULE, "snapshot-schedule", Map.of())),
-        List.of(new Run(CATSET, "catset", Map.of())),
-        List.of(new Run(BLUEGREEN, "bluegreen", Map.of())));
+        List.of(new Run(SNAPSHOT_SCHEDULE)),
+        List.of(new Run(CATSET)),
+        List.of(new Run(BLUEGREEN)),
+        List.of(new Run(INDEXEDJOB), new Run(SERVICE_PER_POD), new Run(CLUSTEREDPARENT), new Run(CRD_ROLES),
+            new Run(NAMESPACE_LIST)),
+        List.of(new Run(DAEMONJOB), new Run(CONFIGMAP_PROPAGATION), new Run(SECRET_PROPAGATION),
+            new Run(GLOBAL_CONFIG_MAP), new Run(CONFIGMAP_LIST)));
     engine = EngineUnderTest.startHostingAll(cluster, "--apply-strategy=" + strategy.flagValue());
     ExecutorService pool = Executors.newFixedThreadPool(lanes.size());
     try {
@@ -158,6 +201,7 @@ class ExamplesIT {
     builder.environment().put("APPLY_STRATEGY", strategy.flagValue());
     builder.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
     builder.environment().putAll(run.env());
+    long start = System.nanoTime();
     Process process = builder.start();
     try {
       boolean exited = process.waitFor(SCRIPT_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -166,6 +210,9 @@ class ExamplesIT {
           log).isTrue();
       assertThat(process.exitValue()).as("exit code of %s (%s); its output:%n%s", script, run.name(), log).isZero();
       assertThat(log).as("the output of %s (%s)", script, run.name()).contains(example.name() + " test: PASSED");
+      // What a lane is made of, for whoever balances the lanes next.
+      LOG.info("{} ({}, {}) passed in {} s", script, run.name(), strategy.flagValue(),
+          TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start));
     } finally {
       stopScript(example, process);
     }
@@ -186,7 +233,9 @@ class ExamplesIT {
     }
     script.destroyForcibly();
     tree.forEach(ProcessHandle::destroyForcibly);
-    cluster.kubectl("delete", example.controllerResource(), example.controller(), "--ignore-not-found");
+    for (String controller : example.controllers()) {
+      cluster.kubectl("delete", example.controllerResource(), controller, "--ignore-not-found");
+    }
     for (String crd : example.crds()) {
       cluster.kubectl("delete", "crd", crd, "--ignore-not-found", "--wait=false");
     }
