@@ -6,7 +6,8 @@ Usage: python3 hook.py [PORT]   (default 8080; listens on 127.0.0.1 only)
 A DaemonJob <name> asks for DaemonSet <name>-dj, whose Pods run the DaemonJob's template: its init containers do the
 work, and a pause container added here keeps the Pod (Ready) once they have. When the DaemonSet's status says, for
 its latest generation, that every Pod it scheduled is ready, the work is done everywhere: the DaemonJob is
-Completed, and from then on (its status remembers) the hook asks for no DaemonSet, which the engine deletes.
+Completed, and once its status shows that (the status remembers) the hook asks for no DaemonSet, which the engine
+deletes.
 """
 import copy
 import os
@@ -48,15 +49,19 @@ def sync(job, children):
     name = job["metadata"]["name"]
     ds = children.get("DaemonSet.apps/v1", {}).get(f"{name}-dj")
     observed = (ds or {}).get("status") or {}
-    done = completed(job) or all_done(ds)
+    # The DaemonSet goes only once the DaemonJob's own status shows Completed, not in the sync that first sees the work
+    # done: a sync that saw the DaemonSet gone before it saw that status (the parent it is shown can be older than the
+    # last status written) would take the job for not started and create the DaemonSet again.
+    recorded = completed(job)
+    done = recorded or all_done(ds)
     status = {"desiredNumberScheduled": observed.get("desiredNumberScheduled", 0),
               "numberDone": observed.get("numberReady", 0),
               "conditions": [{"type": "Completed", "status": "True" if done else "False"}]}
-    if done:
+    if ds is None and recorded:
         # Keep the last counts the DaemonSet showed once it is gone.
         status.update({k: v for k, v in (job.get("status") or {}).items()
-                       if k in ("desiredNumberScheduled", "numberDone") and ds is None})
-    return {"status": status, "children": [] if done else [daemonset(job)]}
+                       if k in ("desiredNumberScheduled", "numberDone")})
+    return {"status": status, "children": [] if recorded else [daemonset(job)]}
 
 
 if __name__ == "__main__":
