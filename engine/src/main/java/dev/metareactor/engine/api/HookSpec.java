@@ -3,12 +3,17 @@ package dev.metareactor.engine.api;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.MissingNode;
 
 /**
- * One hook of a controller: the request/response {@code version} and the {@code webhook} block as written (the
- * hook client validates and resolves it: url or service + path, timeout, etag, TLS and auth).
+ * One hook of a controller: the request/response {@code version} and either the {@code webhook} block as written (the
+ * hook client validates and resolves it: url or service + path, timeout, etag, TLS and auth) or the {@code cel}
+ * block as written (Metareactor's own: an expression the engine evaluates itself, compiled by the hook package).
+ *
+ * @param webhook the {@code webhook} block; a missing node for a CEL hook
+ * @param cel the {@code cel} block; a missing node for a webhook
  */
-public record HookSpec(HookVersion version, JsonNode webhook) {
+public record HookSpec(HookVersion version, JsonNode webhook, JsonNode cel) {
 
   /** {@code hooks.<name>.version}. */
   public enum HookVersion {
@@ -34,5 +39,24 @@ public record HookSpec(HookVersion version, JsonNode webhook) {
   public HookSpec {
     Objects.requireNonNull(version, "version");
     Objects.requireNonNull(webhook, "webhook");
+    Objects.requireNonNull(cel, "cel");
+    if (webhook.isMissingNode() == cel.isMissingNode()) {
+      throw new IllegalArgumentException("a hook is either a webhook or a CEL expression");
+    }
+  }
+
+  /** A webhook. */
+  public HookSpec(HookVersion version, JsonNode webhook) {
+    this(version, webhook, MissingNode.getInstance());
+  }
+
+  /** A CEL hook: its {@code cel} block. */
+  public static HookSpec cel(HookVersion version, JsonNode cel) {
+    return new HookSpec(version, MissingNode.getInstance(), cel);
+  }
+
+  /** Whether the engine evaluates this hook itself ({@code cel}) rather than calling a webhook. */
+  public boolean isCel() {
+    return !cel.isMissingNode();
   }
 }

@@ -158,15 +158,24 @@ final class SpecFields {
       throw new InvalidControllerException(field + ": must be an object");
     }
     JsonNode webhook = hook.get("webhook");
-    if (webhook == null || webhook.isNull()) {
+    JsonNode cel = hook.get("cel");
+    boolean hasWebhook = webhook != null && !webhook.isNull();
+    boolean hasCel = cel != null && !cel.isNull();
+    if (hasWebhook && hasCel) {
+      throw new InvalidControllerException(field + ": webhook and cel are mutually exclusive; set one");
+    }
+    if (!hasWebhook && !hasCel) {
       return Optional.empty(); // a hook without a webhook is disabled, as upstream
     }
-    if (!webhook.isObject()) {
+    if (hasWebhook && !webhook.isObject()) {
       throw new InvalidControllerException(field + ".webhook: must be an object");
+    }
+    if (hasCel && !cel.isObject()) {
+      throw new InvalidControllerException(field + ".cel: must be an object with an expression");
     }
     HookSpec.HookVersion version = HookSpec.HookVersion.parse(optionalText(hook.get("version"), field + ".version"),
         field + ".version");
-    return Optional.of(new HookSpec(version, webhook));
+    return Optional.of(hasCel ? HookSpec.cel(version, cel) : new HookSpec(version, webhook));
   }
 
   static int resyncPeriodSeconds(JsonNode spec) {

@@ -73,7 +73,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
   private final OwnWrites ownWrites = new OwnWrites();
   private final Finalizers finalizers;
   private final Map<String, Optional<HookConfig>> hookConfigs;
-  private final Map<String, HookConfig> shadowConfigs;
+  private final Map<String, HookConfig.Webhook> shadowConfigs;
   private final ShardParticipant shard;
   private final ChildApplier applier;
 

@@ -73,8 +73,8 @@ public final class Shadow {
    * @throws dev.metareactor.engine.api.InvalidControllerException naming the annotation for a hook the object does
    *     not define, or a URL that is not one
    */
-  static Map<String, HookConfig> configs(KubeObject object, ControllerSpec spec) {
-    Map<String, HookConfig> shadows = new LinkedHashMap<>();
+  static Map<String, HookConfig.Webhook> configs(KubeObject object, ControllerSpec spec) {
+    Map<String, HookConfig.Webhook> shadows = new LinkedHashMap<>();
     ShadowAnnotations.urls(object.annotations()).forEach((hook, url) -> {
       String field = "metadata.annotations[" + ShadowAnnotations.key(hook) + "]";
       HookSpec real = spec.hooksByName().getOrDefault(hook, Optional.empty()).orElseThrow(() ->
@@ -84,7 +84,7 @@ public final class Shadow {
       if (timeout != null) {
         webhook.set("timeout", timeout);
       }
-      shadows.put(hook, HookConfig.of(new HookSpec(real.version(), webhook), MissingNode.getInstance(), field));
+      shadows.put(hook, HookConfig.webhook(new HookSpec(real.version(), webhook), MissingNode.getInstance(), field));
     });
     return Collections.unmodifiableMap(shadows);
   }

@@ -4,6 +4,7 @@ import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.ChildStatusAnnotation;
 import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.controller.related.RelatedObjects;
+import dev.metareactor.engine.hook.CelHookCaller;
 import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.HookConfig;
 import dev.metareactor.engine.hook.HookMaterials;
@@ -44,7 +45,7 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
   private final ControllerContext context;
   private final Map<String, Optional<HookConfig>> hookConfigs;
   /** The shadow hooks by the name of the hook each stands beside ({@code metareactor.dev/shadow-<hook>-url}). */
-  private final Map<String, HookConfig> shadowConfigs;
+  private final Map<String, HookConfig.Webhook> shadowConfigs;
   private final HookMaterials hookMaterials;
   private final ShardParticipant shard;
   private final Finalizers finalizers;
@@ -66,7 +67,7 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
    * @param log the controller's logger
    */
   Wiring(String kind, String name, ObjectNode controllerJson, ControllerContext context,
-      Map<String, Optional<HookConfig>> hookConfigs, Map<String, HookConfig> shadowConfigs,
+      Map<String, Optional<HookConfig>> hookConfigs, Map<String, HookConfig.Webhook> shadowConfigs,
       HookMaterials hookMaterials, ShardParticipant shard, Finalizers finalizers, ChildApplier applier,
       SyncMetrics metrics, int workers, OwnWrites ownWrites, BiConsumer<K, Trigger> queue, Logger log,
       Holdings holdings) {
@@ -210,8 +211,10 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
     if (config == null) {
       throw new IllegalArgumentException(kind + " declares no hook named " + type + "; it has " + hookConfigs.keySet());
     }
-    return config.map(hook -> hookMaterials.register(hook.webhook(), hook.materials(),
-        new HookIdentity(type, name, kind))).orElse(null);
+    return config.map(hook -> hook instanceof HookConfig.Cel cel
+        ? new CelHookCaller(type, cel.program(), context.scheduling().blocking(), context.scheduling().work())
+        : hookMaterials.register(((HookConfig.Webhook) hook).webhook(), ((HookConfig.Webhook) hook).materials(),
+            new HookIdentity(type, name, kind))).orElse(null);
   }
 
   /**
@@ -228,7 +231,7 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
 
   /** The shadow beside the hook named {@code type}, or {@code null} when the object's annotations name none. */
   private @Nullable Shadow shadow(String type) {
-    HookConfig config = shadowConfigs.get(type);
+    HookConfig.Webhook config = shadowConfigs.get(type);
     if (config == null) {
       return null;
     }
