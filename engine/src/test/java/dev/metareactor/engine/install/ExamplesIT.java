@@ -62,6 +62,8 @@ class ExamplesIT {
   }
 
   private static final Example HELLO_WORLD = Example.composite("hello-world", "hellos.examples.metareactor.dev");
+  private static final Example HELLO_WORLD_CEL = Example.composite("hello-world-cel",
+      "celhellos.examples.metareactor.dev");
   private static final Example SNAPSHOT_SCHEDULE = new Example("snapshot-schedule", "mapcontroller",
       List.of("snapshot-schedule"), List.of("snapshotschedules.snapshots.examples.metareactor.dev",
           "snapshots.snapshots.examples.metareactor.dev"));
@@ -92,7 +94,7 @@ class ExamplesIT {
    * Python hook (its default) and with the Java one; a MapController, Snapshots of the selected PVCs, one per
    * interval, a deleted PVC's kept until their TTL (snapshot-schedule); a StatefulSet-like parent, ordered start and a
    * rolling update of its Pods one at a time, RollingRecreate (catset); two ReplicaSets and a Service, a new template
-   * on the idle color, the Service switched once it is ready (bluegreen); numbered Pods, parallelism and a failed
+   * on the idle color, the Service switched once it is ready (bluegreen); hello-world's sync hook as a CEL expression, no hook server (hello-world-cel); numbered Pods, parallelism and a failed
    * Pod replaced (indexedjob); a DaemonSet deleted once its status says every node is done (daemonjob);
    * DecoratorControllers with a finalize hook, opt-out and opt-in (service-per-pod), a cluster-scoped target with a
    * namespaced attachment (clusteredparent), CRDs decorated with ClusterRoles (crd-roles); customize hooks of
@@ -141,7 +143,7 @@ class ExamplesIT {
             new Run(HELLO_WORLD, "hello-world-java", Map.of("HOOK_CMD", java + " -jar " + jar)),
             new Run(NAMESPACE_LIST)),
         List.of(new Run(SNAPSHOT_SCHEDULE), new Run(CONFIGMAP_LIST)),
-        List.of(new Run(CATSET), new Run(CLUSTEREDPARENT)),
+        List.of(new Run(CATSET), new Run(CLUSTEREDPARENT), new Run(HELLO_WORLD_CEL)),
         List.of(new Run(BLUEGREEN), new Run(CRD_ROLES), new Run(GLOBAL_CONFIG_MAP)),
         List.of(new Run(INDEXEDJOB), new Run(SERVICE_PER_POD)),
         List.of(new Run(DAEMONJOB), new Run(CONFIGMAP_PROPAGATION), new Run(SECRET_PROPAGATION)));

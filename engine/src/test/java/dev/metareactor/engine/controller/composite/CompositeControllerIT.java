@@ -280,6 +280,34 @@ class CompositeControllerIT extends CompositeTestBase {
   }
 
   @Test
+  void aCelSyncHookConvergesWithoutAWebhookAndOneThatDoesNotCompileIsACreateErrorNamingWhere() {
+    parents = ParentCrd.create(cluster, "Greeter");
+    String webhook = "      webhook:\n        url: " + hooks.url("/sync") + "\n";
+    String cel = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+    // ConfigMapHook's sync, in CEL: one ConfigMap per name with the parent's value; what it was shown in status.
+    engine.createController(controllerYaml(cel, parents, "InPlace", hooks.url("/sync"), "").replace(webhook, """
+        cel:
+          expression: |
+            {'children': parent.spec.names.map(n, {'apiVersion': 'v1', 'kind': 'ConfigMap',
+               'metadata': {'name': parent.metadata.name + '-' + n}, 'data': {'value': parent.spec.value}}),
+             'status': {'children': parent.spec.names.size(), 'observed': children['ConfigMap.v1'].size()}}
+        """.indent(6)));
+    String broken = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+    engine.createController(controllerYaml(broken, parents, "InPlace", hooks.url("/sync"), "").replace(webhook,
+        "      cel:\n        expression: \"{'children': [parent.metadata.nam +]}\"\n"));
+
+    createParent("greeter", List.of("a"), "v1");
+    awaitChild("greeter-a", "v1");
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(status("greeter"))
+        .containsEntry("children", 1).containsEntry("observed", 1).containsEntry("observedGeneration", 1));
+    setSpec("greeter", List.of("a"), "v2");
+    awaitChild("greeter-a", "v2");
+    assertThat(hook.calls("greeter")).as("webhook calls").isZero();
+    await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", broken, "CreateError",
+        "Cannot create new controller: spec.hooks.sync.cel.expression: 1:36: mismatched input ']'"));
+  }
+
+  @Test
   void aSteadyStateResyncOfAHundredParentsMakesNoApiRequest() {
     parents = ParentCrd.create(cluster, "Tenant");
     controller(parents, "InPlace", "  resyncPeriodSeconds: 1\n");
