@@ -14,7 +14,7 @@ public record CelLimits(long costLimit, Duration timeout) {
 
   /**
    * The cost limit when the hook sets none: ten million units. A {@code map} over a list pays for each partial list it
-   * builds (as cel-java copies it), so over 1,000 children it costs about 500,000.
+   * builds (cel-java reports each twice), so over 1,000 elements it costs about a million.
    */
   public static final long DEFAULT_COST_LIMIT = 10_000_000;
 

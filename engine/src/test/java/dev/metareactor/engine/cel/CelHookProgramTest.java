@@ -99,6 +99,17 @@ class CelHookProgramTest {
   }
 
   @Test
+  void aMapOverAThousandElementsCostsAboutAMillion() {
+    JsonNode thousand = zeros(1_000);
+    String expression = "{'n': input.map(x, x + 1).size()}";
+
+    assertThat(CelHookProgram.compile(expression, new CelLimits(1_100_000, Duration.ofSeconds(30)))
+        .evaluate(thousand).path("n").asLong()).isEqualTo(1_000);
+    assertThatThrownBy(() -> CelHookProgram.compile(expression, new CelLimits(1_000_000, Duration.ofSeconds(30)))
+        .evaluate(thousand)).hasMessage("the CEL hook went over its cost limit of 1000000");
+  }
+
+  @Test
   void anEvaluationOverItsTimeoutStops() {
     CelHookProgram program = CelHookProgram.compile("{'a': [1, 2, 3].map(x, x * 2)}",
         new CelLimits(1_000_000, Duration.ofNanos(1)));
