@@ -94,8 +94,9 @@ class ExamplesIT {
    * Python hook (its default) and with the Java one; a MapController, Snapshots of the selected PVCs, one per
    * interval, a deleted PVC's kept until their TTL (snapshot-schedule); a StatefulSet-like parent, ordered start and a
    * rolling update of its Pods one at a time, RollingRecreate (catset); two ReplicaSets and a Service, a new template
-   * on the idle color, the Service switched once it is ready (bluegreen); hello-world's sync hook as a CEL expression, no hook server (hello-world-cel); numbered Pods, parallelism and a failed
-   * Pod replaced (indexedjob); a DaemonSet deleted once its status says every node is done (daemonjob);
+   * on the idle color, the Service switched once it is ready (bluegreen); hello-world's sync hook as a CEL
+   * expression, no hook server (hello-world-cel); numbered Pods, parallelism and a failed Pod replaced (indexedjob);
+   * a DaemonSet deleted once its status says every node is done (daemonjob);
    * DecoratorControllers with a finalize hook, opt-out and opt-in (service-per-pod), a cluster-scoped target with a
    * namespaced attachment (clusteredparent), CRDs decorated with ClusterRoles (crd-roles); customize hooks of
    * cluster-scoped parents copying into listed namespaces, namespaces by label and every namespace
