@@ -34,7 +34,11 @@ import tools.jackson.databind.node.ObjectNode;
  *       deleted; before the first adoption of a sync the parent is read once from the API server, not the cache,
  *       to make sure it still exists and is not being deleted (adopting for a parent that is gone would hand the
  *       orphan to the garbage collector);</li>
- *   <li>objects controlled by anyone else are never touched.</li>
+ *   <li>objects controlled by anyone else are never touched, nor are those marked as the children of a parent in
+ *       another namespace ({@link OtherNamespaceChildren}), which have no ControllerRef;</li>
+ *   <li>with children in other namespaces allowed ({@code metareactor.dev/cross-namespace-children}), the parent's
+ *       children there, found by their label, are claimed while its selector matches them and released (their
+ *       marks removed) otherwise; nothing there is ever adopted.</li>
  * </ul>
  *
  * <p>Candidates come from the informer indexes: the objects controlled by the parent's UID, and the objects that
@@ -62,6 +66,17 @@ public final class ChildClaimer {
    */
   public Mono<Map<ChildType, List<KubeObject>>> claim(KubeObject parent, ApiResource parentResource,
       LabelSelector selector, List<ChildType> types) {
+    return claim(parent, parentResource, selector, types, false);
+  }
+
+  /**
+   * The same, and with {@code otherNamespaces} the children of a namespaced parent in other namespaces too
+   * ({@link OtherNamespaceChildren}): those its label marks as the parent's, from the label index, claimed while the
+   * selector matches them and otherwise released (the marks removed) unless the parent is being deleted. Nothing in
+   * another namespace is ever adopted: the engine only creates children there.
+   */
+  public Mono<Map<ChildType, List<KubeObject>>> claim(KubeObject parent, ApiResource parentResource,
+      LabelSelector selector, List<ChildType> types, boolean otherNamespaces) {
     boolean deleting = parent.deleting();
     String uid = parent.storedUid();
     Mono<Void> parentStillThere = verifyParent(parent, parentResource).cache();
@@ -82,6 +97,15 @@ public final class ChildClaimer {
           mine.add(child);
         } else if (!deleting) {
           writes.add(release(type, parent, child));
+        }
+      }
+      if (otherNamespaces && parentResource.namespaced()) {
+        for (KubeObject child : OtherNamespaceChildren.trackedIn(type.informer(), parent)) {
+          if (selector.matches(child.labels())) {
+            mine.add(child);
+          } else if (!deleting) {
+            writes.add(untrack(type, parent, child));
+          }
         }
       }
       if (deleting) {
@@ -107,7 +131,10 @@ public final class ChildClaimer {
     List<KubeObject> candidates = selector.requiredLabels().isEmpty() && !namespace.isEmpty()
         ? informer.orphans(namespace) : informer.candidates(selector, namespace);
     return candidates.stream()
-        .filter(child -> child.controller() == null && inScope(parent, parentResource, child))
+        // An object marked as a child of a parent in another namespace is that parent's, though it has no
+        // ControllerRef: never adopted.
+        .filter(child -> child.controller() == null && inScope(parent, parentResource, child)
+            && !child.labels().containsKey(OtherNamespaceChildren.PARENT_UID_LABEL))
         .toList();
   }
 
@@ -157,11 +184,29 @@ public final class ChildClaimer {
         .then();
   }
 
+  /** Releases a child in another namespace: its marks removed, as a release removes a ControllerRef. */
+  private Mono<Void> untrack(ChildType type, KubeObject parent, KubeObject child) {
+    ObjectNode patch = KubeJson.nodes().objectNode();
+    ObjectNode metadata = patch.putObject("metadata");
+    metadata.putObject("labels").putNull(OtherNamespaceChildren.PARENT_UID_LABEL);
+    metadata.putObject("annotations").putNull(OtherNamespaceChildren.PARENT_ANNOTATION)
+        .putNull(OtherNamespaceChildren.CONTROLLER_ANNOTATION);
+    return write(type, child, patch, "release")
+        .doOnNext(released -> LOG.info("{} released {} {} (in another namespace)", parent.namespacedName(),
+            type.resource().kind(), child.namespacedName()))
+        .then();
+  }
+
   private Mono<KubeObject> patchRefs(ChildType type, KubeObject child, ArrayNode refs, String verb) {
     ObjectNode patch = KubeJson.nodes().objectNode();
     ObjectNode metadata = patch.putObject("metadata");
     metadata.set("ownerReferences", refs);
-    metadata.put("resourceVersion", child.resourceVersion());
+    return write(type, child, patch, verb);
+  }
+
+  /** A merge patch carrying the child's resourceVersion, so that a concurrent change makes it a conflict. */
+  private Mono<KubeObject> write(ChildType type, KubeObject child, ObjectNode patch, String verb) {
+    ((ObjectNode) patch.get("metadata")).put("resourceVersion", child.resourceVersion());
     return api.mergePatch(type.resource(), child.namespace(), child.name(), patch)
         .map(ObjectApi.Written::object)
         .onErrorResume(e -> ApiException.codeOf(e) == 404, e -> Mono.empty())

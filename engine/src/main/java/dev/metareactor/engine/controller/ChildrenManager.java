@@ -249,7 +249,10 @@ public final class ChildrenManager {
       WrittenChildren.Recorder recorder) {
     ChildType type = child.type();
     OwnerRef controller = existing.controller();
-    if (controller == null || !controller.uid().equals(parent.storedUid())) {
+    // A child in another namespace has no ControllerRef; its label says whose it is (OtherNamespaceChildren).
+    boolean ofThisParent = controller == null ? OtherNamespaceChildren.trackedBy(existing, parent)
+        : controller.uid().equals(parent.storedUid());
+    if (!ofThisParent) {
       Conflict conflict = controller == null
           ? new Conflict(Holder.NONE, type.resource().kind() + " " + child.namespacedName()
               + " exists and is not this parent's: no object controls it; it is left as it is")

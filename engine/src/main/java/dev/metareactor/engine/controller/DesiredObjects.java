@@ -24,9 +24,10 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Checks and completes what a hook asked for ({@code children}, {@code attachments}, {@code outputs}) before anything
  * is written: each object of a declared type; a namespaced object in its owner's namespace (filled in when absent;
- * required when the owner is cluster-scoped); a cluster-scoped object never owned by a namespaced owner; its name
- * and namespace as the API server would take them for its resource ({@link ObjectNames}); owner references that
- * leave its owner its controller; no two objects with the same type and name. Any problem rejects the whole answer
+ * required when the owner is cluster-scoped), or in another one the controller allows ({@link
+ * OtherNamespaceChildren}, marked there as its owner's); a cluster-scoped object never owned by a namespaced owner;
+ * its name and namespace as the API server would take them for its resource ({@link ObjectNames}); owner references
+ * that leave its owner its controller; no two objects with the same type and name. Any problem rejects the whole answer
  * with a {@link HookResponseException} naming it, so nothing of it is written (a rename to a name the server refuses
  * does not delete the old object first).
  *
@@ -47,6 +48,7 @@ public final class DesiredObjects {
   private final String field;
   private final String ownerRole;
   private final String declaredIn;
+  private final OtherNamespaceChildren otherNamespaces;
   /** The keys whose ignoring was logged at info. */
   private final Set<String> told = ConcurrentHashMap.newKeySet();
 
@@ -68,9 +70,18 @@ public final class DesiredObjects {
    *     x})
    */
   public DesiredObjects(String field, String ownerRole, String declaredIn) {
+    this(field, ownerRole, declaredIn, OtherNamespaceChildren.OFF);
+  }
+
+  /**
+   * The same for a controller whose namespaced owners may have objects in other namespaces: those it allows are
+   * accepted and marked as the owner's ({@link OtherNamespaceChildren}).
+   */
+  public DesiredObjects(String field, String ownerRole, String declaredIn, OtherNamespaceChildren otherNamespaces) {
     this.field = Objects.requireNonNull(field, "field");
     this.ownerRole = Objects.requireNonNull(ownerRole, "ownerRole");
     this.declaredIn = Objects.requireNonNull(declaredIn, "declaredIn");
+    this.otherNamespaces = Objects.requireNonNull(otherNamespaces, "otherNamespaces");
   }
 
   /**
@@ -103,9 +114,7 @@ public final class DesiredObjects {
           metadata.put("namespace", ownerNamespace);
           namespace = ownerNamespace;
         } else if (ownerResource.namespaced() && !namespace.equals(ownerNamespace)) {
-          throw new HookResponseException(field + ": " + kind + " " + name + " is in namespace " + namespace
-              + " but its " + ownerRole + " is in " + ownerNamespace
-              + " (an owner must be in the same namespace as what it owns)");
+          otherNamespaces.check(type, namespace, ownerNamespace, ownerRole, field + ": " + kind + " " + name);
         }
       } else if (!namespace.isEmpty()) {
         metadata.remove("namespace");
@@ -124,6 +133,7 @@ public final class DesiredObjects {
       withoutEngineKeys(metadata, "labels", description);
       withoutEngineKeys(metadata, "annotations", description);
       completion.complete(metadata, description);
+      otherNamespaces.complete(this, metadata, owner, description);
       ChildOrder.of(metadata, field + "[" + i + "]: " + description);
       Integer previous = seen.put(apiVersion + " " + kind + " " + namespace + "/" + name, i);
       if (previous != null) {

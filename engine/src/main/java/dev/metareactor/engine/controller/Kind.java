@@ -29,4 +29,13 @@ public interface Kind<K extends SyncKey> {
    * The kind's part of one sync of {@code key}, about {@code object}, whose tree (sent to the hook) is {@code json}.
    */
   Plan plan(K key, SyncedObject object, ObjectNode json);
+
+  /**
+   * Whether a namespaced synced object may own objects in other namespaces ({@link OtherNamespaceChildren}): the
+   * garbage collector does not delete those, so the controller keeps its finalizer on every selected object and
+   * deletes them itself before letting the object go.
+   */
+  default boolean ownsInOtherNamespaces() {
+    return false;
+  }
 }

@@ -34,12 +34,15 @@ import tools.jackson.databind.node.ObjectNode;
  * <ol>
  *   <li>the object from the informer cache (gone, or not this controller's: done);</li>
  *   <li>the finalizer: added to a selected object that is not being deleted when the controller has a finalize
- *       hook, removed when it has none (which may make the object none of this controller's business);</li>
+ *       hook or its objects may own objects in other namespaces ({@link Kind#ownsInOtherNamespaces}), removed when
+ *       neither (which may make the object none of this controller's business);</li>
  *   <li>the kind's {@link Plan} ({@link Kind#plan}), and from it the hook, chosen once: the one the plan names
  *       (a MapController's {@code map} or {@code tombstone}), else {@code finalize} when the object is being deleted
  *       or no longer selected and the controller has a finalize hook, else {@code sync}; or none, when the plan
  *       keeps nothing ({@link Plan.KeepNothing}: no call, every owned object deleted as below);</li>
- *   <li>the objects it owns as the plan observes them, and its related objects;</li>
+ *   <li>the objects it owns as the plan observes them, and its related objects; an object being deleted or no
+ *       longer selected that our finalizer holds only for its objects in other namespaces (no finalize hook) gets
+ *       no call: those are deleted, then the finalizer removed;</li>
  *   <li>the request {@code {controller, <object>, <kind's fields>, <owned>, related, finalizing}}, the call, the
  *       answer parsed and checked whole by the kind before anything is written ({@link Plan.Answering}: a rolling
  *       CompositeController calls once per ControllerRevision and writes its revisions here);</li>
@@ -48,8 +51,8 @@ import tools.jackson.databind.node.ObjectNode;
  *       that would delete owned objects by mistake is reported or, under {@code metareactor.dev/delete-guard},
  *       refused before anything is written ({@link DeleteGuard});</li>
  *   <li>the kind's own writes to the object (status, labels...), even when some owned-object writes failed;</li>
- *   <li>when the finalize hook ({@link ChosenHook.Purpose#FINALIZE}) answered {@code finalized: true}, the
- *       finalizer removed;</li>
+ *   <li>when the finalize hook ({@link ChosenHook.Purpose#FINALIZE}) answered {@code finalized: true}, the owned
+ *       objects in other namespaces deleted (the garbage collector does not), then the finalizer removed;</li>
  *   <li>the kind's last write ({@link Answer#last}: a CompositeController's {@code deleteParent}), only when every
  *       write before it succeeded;</li>
  *   <li>then the first failure, if any, fails the sync; else it completes with the hook's resync delay.</li>
@@ -281,7 +284,7 @@ public final class ObjectSync<K extends SyncKey> {
 
   private Mono<KubeObject> syncFinalizer(SyncedObject synced) {
     KubeObject object = synced.object();
-    if (hooks.finalizeHook() == null) {
+    if (hooks.finalizeHook() == null && !kind.ownsInOtherNamespaces()) {
       return finalizers.remove(synced.resource(), object);
     }
     if (!object.deleting() && synced.type().selects(object)) {
@@ -297,6 +300,16 @@ public final class ObjectSync<K extends SyncKey> {
     Plan plan = kind.plan(key, synced, json);
     Mono<Map<ChildType, List<KubeObject>>> observed =
         plan.owned().map(cached -> written.observedWith(key, uid, cached));
+    if (hooks.finalizeHook() == null && kind.ownsInOtherNamespaces()
+        && (object.deleting() || !synced.type().selects(object))) {
+      // Held by our finalizer only for the owned objects in other namespaces, which no garbage collector deletes:
+      // no hook to ask; they are deleted, then the finalizer goes.
+      WrittenChildren.Recorder recorder = written.recorder(key, uid);
+      return observed.flatMap(owned -> deleteInOtherNamespaces(object, owned, recorder))
+          .flatMap(allGone -> allGone ? finalizers.remove(synced.resource(), synced.latest()).then()
+              : Mono.<Void>empty())
+          .thenReturn(Optional.empty());
+    }
     if (plan instanceof Plan.KeepNothing nothing) {
       // No hook to ask, nothing to show one: converged as to an answer that keeps nothing and says nothing else.
       Answer.Checked keepNothing = new Answer.Checked(NO_ANSWER, new Answer(List.of(), nothing.ownWrites()));
@@ -390,11 +403,15 @@ public final class ObjectSync<K extends SyncKey> {
     request.setAll(kindFields);
     ObjectNode map = request.putObject(shape.ownedField());
     boolean namespaced = synced.resource().namespaced();
+    String namespace = synced.object().namespace();
     observed.forEach((type, objects) -> {
       ObjectNode group = map.putObject(ObjectMapKeys.groupKey(type.resource().kind(), type.resource().apiVersion()));
       for (KubeObject child : objects) {
-        // Observed objects go out as they came: the request is only written, so nothing parses them.
-        group.putRawValue(ObjectMapKeys.objectKey(hook.version(), namespaced, child.namespace(), child.name()),
+        // Observed objects go out as they came: the request is only written, so nothing parses them. One in another
+        // namespace than its namespaced parent is keyed as a cluster-scoped parent's are, namespace/name, so that it
+        // never shares a v1 key with a namesake in the parent's namespace.
+        boolean keyedByName = namespaced && child.namespace().equals(namespace);
+        group.putRawValue(ObjectMapKeys.objectKey(hook.version(), keyedByName, child.namespace(), child.name()),
             child.raw());
       }
     });
@@ -429,19 +446,43 @@ public final class ObjectSync<K extends SyncKey> {
     response.events().forEach(event -> events.record(object,
         event.warning() ? EventRecorder.Type.Warning : EventRecorder.Type.Normal, event.reason(), event.message()));
     HotLoopGuard.Writes writes = new HotLoopGuard.Writes(recorder);
-    Mono<Void> converged = manage ? owned.manage(object, converging, answer.desired(), writes) : Mono.empty();
+    // Finalized: the garbage collector deletes the owned objects, but not those in other namespaces, which go first.
+    Mono<Boolean> converged = manage ? owned.manage(object, converging, answer.desired(), writes).thenReturn(true)
+        : finalized && kind.ownsInOtherNamespaces() ? deleteInOtherNamespaces(object, converging, writes)
+        : Mono.just(true);
     // The kind's own writes happen even when some owned-object writes failed, as upstream does; that failure is
     // reported after them.
     Supplier<Mono<Void>> last = answer.last();
     return converged.materialize()
         .doOnNext(ownedSignal -> hotLoops.synced(key, object, writes.list()))
         .flatMap(ownedSignal -> answer.ownWrites().get()
-            .flatMap(stillThere -> finalized && stillThere
+            .flatMap(stillThere -> finalized && stillThere && Boolean.TRUE.equals(ownedSignal.get())
                 ? finalizers.remove(synced.resource(), synced.latest()).then()
                 : Mono.<Void>empty())
             .then(Mono.justOrEmpty(ownedSignal.getThrowable()).flatMap(Mono::error))
             .then(last == null ? Mono.<Void>empty() : Mono.defer(last)))
         .then(Mono.just(Optional.ofNullable(response.resyncAfter())));
+  }
+
+  /**
+   * Deletes the owned objects of {@code object} in other namespaces than its own (in reverse order, {@link
+   * ChildOrder}), as a parent being let go needs: the garbage collector does not delete them.
+   *
+   * @return whether every one of them is deleted or being deleted once this completes (else an order still waits:
+   *     the deletions' events bring the object back)
+   */
+  private Mono<Boolean> deleteInOtherNamespaces(KubeObject object, Map<ChildType, List<KubeObject>> observed,
+      WrittenChildren.Recorder recorder) {
+    Map<ChildType, List<KubeObject>> elsewhere = new LinkedHashMap<>();
+    observed.forEach((type, objects) -> elsewhere.put(type, objects.stream()
+        .filter(child -> OtherNamespaceChildren.elsewhere(object, child.namespace())).toList()));
+    Map<ChildType, List<KubeObject>> undesired = ChildrenManager.undesired(elsewhere, List.of());
+    boolean allNow = count(ChildOrder.deletable(undesired, elsewhere, List.of())) == count(undesired);
+    return owned.manage(object, elsewhere, List.of(), recorder).thenReturn(allNow);
+  }
+
+  private static int count(Map<ChildType, List<KubeObject>> objects) {
+    return objects.values().stream().mapToInt(List::size).sum();
   }
 
   private static Map<ChildType, List<KubeObject>> without(Map<ChildType, List<KubeObject>> observed,

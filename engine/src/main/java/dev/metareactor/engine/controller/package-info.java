@@ -32,7 +32,10 @@
  *   {@link dev.metareactor.engine.controller.HotLoopGuard} (a parent whose syncs make the same write again and again:
  *   the {@code HotLoop} Warning, and its syncs held back; fed by the children manager's writes, asked by the
  *   {@code SyncRunner} before each run),
- *   {@link dev.metareactor.engine.controller.Finalizers}.</li>
+ *   {@link dev.metareactor.engine.controller.Finalizers},
+ *   {@link dev.metareactor.engine.controller.OtherNamespaceChildren} (a namespaced parent's children in other
+ *   namespaces, under {@code metareactor.dev/cross-namespace-children}: no ControllerRef but a label, found by the
+ *   label index, deleted by the engine under the controller's finalizer).</li>
  *   <li>{@link dev.metareactor.engine.controller.StatusWriter}: the one status write of every kind, a JSON Patch
  *   guarded by the object's UID ({@code test /metadata/uid}, {@code add /status}), sent only when the status differs
  *   from the cached one and from the last one written. Its rule for a refusal is every kind's: <b>404</b> the object

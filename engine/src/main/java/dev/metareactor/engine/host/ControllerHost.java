@@ -1,6 +1,7 @@
 package dev.metareactor.engine.host;
 
 import dev.metareactor.engine.api.ChildStatusAnnotation;
+import dev.metareactor.engine.api.CrossNamespaceChildren;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.api.RecordSyncsAnnotation;
@@ -247,8 +248,9 @@ public final class ControllerHost implements AutoCloseable {
 
   /**
    * What a hosted controller is built from: its spec, its {@link WorkersAnnotation}, its
-   * {@link DeleteGuardAnnotation}, its {@link DeleteParentAnnotation}, its {@link RecordSyncsAnnotation}, its
-   * {@link ChildStatusAnnotation} and its {@link ShadowAnnotations}; a change restarts it.
+   * {@link DeleteGuardAnnotation}, its {@link DeleteParentAnnotation}, its {@link CrossNamespaceChildren}, its
+   * {@link RecordSyncsAnnotation}, its {@link ChildStatusAnnotation} and its {@link ShadowAnnotations}; a change
+   * restarts it.
    */
   private static JsonNode specOf(KubeObject object) {
     ObjectNode built = KubeJson.nodes().objectNode();
@@ -256,6 +258,7 @@ public final class ControllerHost implements AutoCloseable {
     built.put("workers", object.annotations().get(WorkersAnnotation.KEY));
     built.put("deleteGuard", object.annotations().get(DeleteGuardAnnotation.KEY));
     built.put("deleteParent", object.annotations().get(DeleteParentAnnotation.KEY));
+    built.put("crossNamespaceChildren", object.annotations().get(CrossNamespaceChildren.KEY));
     built.put("recordSyncs", object.annotations().get(RecordSyncsAnnotation.KEY));
     built.put("writeChildStatus", object.annotations().get(ChildStatusAnnotation.KEY));
     for (String hook : ShadowAnnotations.HOOKS) {

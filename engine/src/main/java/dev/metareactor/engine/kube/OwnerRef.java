@@ -22,12 +22,18 @@ public record OwnerRef(String apiVersion, String kind, String name, String uid, 
 
   /**
    * Adds {@code owner}'s ControllerRef ({@link #controllerOf}) to {@code object}'s {@code metadata.ownerReferences},
-   * unless a reference to {@code owner} is there already.
+   * unless a reference to {@code owner} is there already, or {@code object} is in another namespace than a namespaced
+   * {@code owner}: an owner reference cannot cross namespaces (the garbage collector looks the owner up in the
+   * object's namespace, finds none and deletes the object), so such an object is tracked otherwise.
    *
    * @param object an object with a {@code metadata} object; changed in place
    */
   public static void addControllerTo(ObjectNode object, KubeObject owner) {
     ObjectNode metadata = (ObjectNode) object.get("metadata");
+    String namespace = metadata.path("namespace").asString("");
+    if (!owner.namespace().isEmpty() && !namespace.isEmpty() && !namespace.equals(owner.namespace())) {
+      return;
+    }
     ArrayNode refs = metadata.get("ownerReferences") instanceof ArrayNode existing ? existing
         : metadata.putArray("ownerReferences");
     for (JsonNode ref : refs) {

@@ -2,6 +2,7 @@ package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.engine.api.ChildResourceRule;
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.api.CrossNamespaceChildren;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.ResourceRule;
@@ -44,6 +45,8 @@ public final class CompositeController extends AbstractHostedController<ParentKe
 
   /** Whether sync answers may delete their parent ({@link DeleteParentAnnotation}). */
   private final boolean deleteParentAllowed;
+  /** Where, beside its own namespace, a parent's children may be ({@link CrossNamespaceChildren}). */
+  private final CrossNamespaceChildren crossNamespace;
 
   /** How the engine hosts CompositeController objects. */
   public static ControllerKind kind() {
@@ -59,6 +62,7 @@ public final class CompositeController extends AbstractHostedController<ParentKe
   private CompositeController(KubeObject object, ControllerContext context) {
     super(object, context, CompositeControllerSpec::parse);
     this.deleteParentAllowed = DeleteParentAnnotation.allowed(object.annotations());
+    this.crossNamespace = CrossNamespaceChildren.of(object.annotations());
   }
 
   @Override
@@ -98,13 +102,14 @@ public final class CompositeController extends AbstractHostedController<ParentKe
     RollingUpdate rollingUpdate = rolling() ? rollingUpdate(wiring, parents.resource(), childTypes,
         resources.get(1 + childCount), claimer) : null;
     RelatedObjects<ParentKey> related = wiring.relatedObjects();
-    CompositeRouter router = new CompositeRouter(spec(), parents, wiring.queue(), related::forget);
+    CompositeRouter router = new CompositeRouter(spec(), parents, wiring.queue(), related::forget,
+        crossNamespace.enabled());
     wiring.subscribe(parents.informer(), "parent", router::onParentEvent);
     for (ChildType type : childTypes) {
       wiring.subscribe(type.informer(), "child", event -> router.onChildEvent(type, event));
     }
     return wiring.objectSync(new CompositeSync(spec(), parents, childTypes, claimer, context().api(), rollingUpdate,
-        context().events()::record, deleteParentAllowed), CompositeSync.SHAPE, related);
+        context().events()::record, deleteParentAllowed, crossNamespace), CompositeSync.SHAPE, related);
   }
 
   /** The rollout of the rolling child types, with the ControllerRevision informer taken. */

@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller.composite;
 import dev.metareactor.engine.api.CompositeControllerSpec;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ChildType;
+import dev.metareactor.engine.controller.OtherNamespaceChildren;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.informer.ObjectEvent;
@@ -12,6 +13,7 @@ import dev.metareactor.engine.kube.OwnerRef;
 import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.selector.SelectorIndex;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
@@ -29,10 +31,13 @@ import java.util.function.Consumer;
  *       ({@link dev.metareactor.engine.queue.Trigger.Cause#ECHO}); every other child event is a change. With its
  *       child type's {@code ignoreStatusChanges}, an update that changed nothing but the child's status is
  *       dropped.</li>
+ *   <li>With {@code metareactor.dev/cross-namespace-children}, a child in another namespace than its parent's (no
+ *       ControllerRef: {@link OtherNamespaceChildren}) enqueues the parent its label and annotation name, found by
+ *       name in the parent cache and checked by UID; its previous parent too when an update released it.</li>
  *   <li>A deleted parent is forgotten by what keeps state per parent (its related-object rules).</li>
- *   <li>An orphan's event enqueues the parents that may adopt it: those whose selector matches its labels, found
- *       in a {@link SelectorIndex} of the parents (kept up to date from the parent events), never by testing every
- *       parent's selector.</li>
+ *   <li>An orphan's event (not one marked as the child of a parent in another namespace) enqueues the parents that
+ *       may adopt it: those whose selector matches its labels, found in a {@link SelectorIndex} of the parents (kept
+ *       up to date from the parent events), never by testing every parent's selector.</li>
  * </ul>
  */
 final class CompositeRouter {
@@ -42,9 +47,18 @@ final class CompositeRouter {
   private final BiConsumer<ParentKey, Trigger> enqueue;
   private final Consumer<ParentKey> gone;
   private final SelectorIndex<ParentKey> selectors = new SelectorIndex<>();
+  /** Whether parents may have children in other namespaces, routed by their label ({@link OtherNamespaceChildren}). */
+  private final boolean otherNamespaces;
 
   CompositeRouter(CompositeControllerSpec spec, SyncedResource parents, BiConsumer<ParentKey, Trigger> enqueue,
       Consumer<ParentKey> gone) {
+    this(spec, parents, enqueue, gone, false);
+  }
+
+  /** @param otherNamespaces whether parents may have children in other namespaces */
+  CompositeRouter(CompositeControllerSpec spec, SyncedResource parents, BiConsumer<ParentKey, Trigger> enqueue,
+      Consumer<ParentKey> gone, boolean otherNamespaces) {
+    this.otherNamespaces = otherNamespaces;
     this.spec = Objects.requireNonNull(spec, "spec");
     this.parents = Objects.requireNonNull(parents, "parents");
     this.enqueue = Objects.requireNonNull(enqueue, "enqueue");
@@ -88,10 +102,31 @@ final class CompositeRouter {
     if (event.isResync()) {
       return; // the parent's own resync covers it
     }
-    if (event.object().controller() == null) {
+    KubeObject child = event.object();
+    Optional<OtherNamespaceChildren.ParentRef> parent = OtherNamespaceChildren.parentOf(child);
+    if (child.controller() == null && !child.labels().containsKey(OtherNamespaceChildren.PARENT_UID_LABEL)) {
       routeOrphan(event);
     }
     event.controllers().forEach(owned -> routeToOwner(owned.getKey(), owned.getValue(), event));
+    if (otherNamespaces) {
+      parent.ifPresent(named -> routeToParentElsewhere(child, named, event));
+      KubeObject before = event.previous();
+      if (event.type() == ObjectEvent.Type.UPDATED && before != null) {
+        // released, or handed to another parent: the parent it had must notice
+        OtherNamespaceChildren.parentOf(before).filter(named -> !named.equals(parent.orElse(null)))
+            .ifPresent(named -> routeToParentElsewhere(before, named, event));
+      }
+    }
+  }
+
+  /** A child in another namespace than its parent's: to the parent its label and annotation name, checked by UID. */
+  private void routeToParentElsewhere(KubeObject child, OtherNamespaceChildren.ParentRef named, ObjectEvent event) {
+    if (!parents.resource().namespaced() || named.namespace().equals(child.namespace())) {
+      return; // a child in its parent's namespace is routed by its ControllerRef
+    }
+    parents.responsible(named.namespace(), named.name())
+        .filter(parent -> named.uid().equals(parent.uid()))
+        .ifPresent(parent -> enqueue.accept(keyOf(parent), event.ownedTrigger(child)));
   }
 
   private void routeToOwner(KubeObject child, OwnerRef controller, ObjectEvent event) {

@@ -1,6 +1,7 @@
 package dev.metareactor.engine.controller.composite;
 
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.api.CrossNamespaceChildren;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.controller.Answer;
 import dev.metareactor.engine.controller.ChildClaimer;
@@ -10,6 +11,7 @@ import dev.metareactor.engine.controller.DesiredChild;
 import dev.metareactor.engine.controller.DesiredObjects;
 import dev.metareactor.engine.controller.Kind;
 import dev.metareactor.engine.controller.ObjectSync;
+import dev.metareactor.engine.controller.OtherNamespaceChildren;
 import dev.metareactor.engine.controller.ParentEvents;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.Plan;
@@ -45,7 +47,8 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>the parent's children: its child selector ({@code spec.selector}, or {@code controller-uid} with
  *       {@code generateSelector}) and the claim ({@link ChildClaimer}: adopt matching orphans, release what no longer
  *       matches);</li>
- *   <li>the answer's children checked: every desired child of a declared type, in the parent's namespace, with
+ *   <li>the answer's children checked: every desired child of a declared type, in the parent's namespace (or in
+ *       another one {@link CrossNamespaceChildren} allows, marked by {@link OtherNamespaceChildren}), with
  *       labels matching the parent's selector (the {@code controller-uid} label added with {@code generateSelector});
  *       </li>
  *   <li>with a rolling child rule, the rollout across ControllerRevisions ({@link RollingUpdate}): one hook call
@@ -81,6 +84,8 @@ final class CompositeSync implements Kind<ParentKey> {
   private final ObjectApi api;
   private final ParentEvents events;
   private final boolean deleteParentAllowed;
+  /** Whether a namespaced parent's children may be in other namespaces. */
+  private final boolean otherNamespaces;
 
   /**
    * @param rolling the rollout across ControllerRevisions, {@code null} when no child rule rolls
@@ -90,6 +95,16 @@ final class CompositeSync implements Kind<ParentKey> {
   CompositeSync(CompositeControllerSpec spec, SyncedResource parents, List<ChildType> childTypes,
       ChildClaimer claimer, ObjectApi api, @Nullable RollingUpdate rolling, ParentEvents events,
       boolean deleteParentAllowed) {
+    this(spec, parents, childTypes, claimer, api, rolling, events, deleteParentAllowed, CrossNamespaceChildren.OFF);
+  }
+
+  /**
+   * @param crossNamespace the other namespaces where a namespaced parent's children may be
+   *     ({@link CrossNamespaceChildren})
+   */
+  CompositeSync(CompositeControllerSpec spec, SyncedResource parents, List<ChildType> childTypes,
+      ChildClaimer claimer, ObjectApi api, @Nullable RollingUpdate rolling, ParentEvents events,
+      boolean deleteParentAllowed, CrossNamespaceChildren crossNamespace) {
     this.rolling = rolling;
     this.api = Objects.requireNonNull(api, "api");
     this.events = Objects.requireNonNull(events, "events");
@@ -99,8 +114,17 @@ final class CompositeSync implements Kind<ParentKey> {
     this.childTypes = List.copyOf(childTypes);
     this.claimer = Objects.requireNonNull(claimer, "claimer");
     this.statusWriter = new StatusWriter(api);
+    this.otherNamespaces = crossNamespace.enabled() && parents.resource().namespaced();
     this.desiredObjects = new DesiredObjects("children", "parent",
-        "spec.childResources of " + CompositeController.KIND + " " + spec.name());
+        "spec.childResources of " + CompositeController.KIND + " " + spec.name(),
+        // A cluster-scoped parent owns children in every namespace by ControllerRef already: nothing to allow.
+        new OtherNamespaceChildren(otherNamespaces ? crossNamespace : CrossNamespaceChildren.OFF,
+            CompositeController.KIND, spec.name()));
+  }
+
+  @Override
+  public boolean ownsInOtherNamespaces() {
+    return otherNamespaces;
   }
 
   @Override
@@ -123,7 +147,8 @@ final class CompositeSync implements Kind<ParentKey> {
     KubeObject parent = synced.object();
     LabelSelector selector = ChildSelector.of(parent, json, spec.generateSelector());
     Mono<Map<ChildType, List<KubeObject>>> children =
-        Mono.defer(() -> claimer.claim(parent, synced.resource(), selector, childTypes));
+        Mono.defer(() -> claimer.claim(parent, synced.resource(), selector, childTypes,
+        otherNamespaces));
     RollingUpdate rollout = rolling;
     if (rollout == null || parent.deleting()) {
       return Plan.call(synced, children, Plan.Answering.checkedBy((response, body) -> {

@@ -4,14 +4,17 @@ import static dev.metareactor.engine.it.EngineUnderTest.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.metareactor.engine.api.CrossNamespaceChildren;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.cli.WhyCommand;
+import dev.metareactor.engine.controller.OtherNamespaceChildren;
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.http.HookServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
@@ -146,6 +149,49 @@ class CompositeOperationsIT extends CompositeTestBase {
     assertThat(engine.hasEvent(cluster.namespace(), "expired", "DeletedByHook", "(deleteParent)")).isTrue();
     awaitChild("kept-a", "one");
     assertThat(parents.in(client).withName("kept").get()).isNotNull();
+  }
+
+  /**
+   * Children in another namespace (upstream #236, #238), allowed by {@code metareactor.dev/cross-namespace-children}:
+   * created there without a ControllerRef, marked by the parent's UID, shown to the hook keyed {@code namespace/name},
+   * updated, and deleted by the engine (which holds the parent with its finalizer) when the parent is deleted; a
+   * namespace the annotation does not list refuses the answer whole with a {@code SyncError}, writing nothing.
+   */
+  @Test
+  void childrenInAnAllowedNamespaceAreCreatedUpdatedAndDeletedWithTheirParentOthersRefused() {
+    parents = ParentCrd.create(cluster, "Spread");
+    String shared = extraNamespace();
+    controllerWith(CrossNamespaceChildren.KEY, shared, hooks.url("/sync"));
+    Map<String, Object> spec = new HashMap<>(spec(List.of("a"), "one"));
+    spec.put("namespaces", List.of(cluster.namespace(), shared));
+    GenericKubernetesResource parent = createParent("spread", spec);
+
+    ConfigMap there = await().atMost(TIMEOUT).until(
+        () -> client.configMaps().inNamespace(shared).withName("spread-a").get(), cm -> cm != null);
+    assertThat(there.getMetadata().getOwnerReferences()).isEmpty();
+    assertThat(there.getMetadata().getLabels())
+        .containsEntry(OtherNamespaceChildren.PARENT_UID_LABEL, parent.getMetadata().getUid());
+    awaitChild("spread-a", "one");
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(
+        hook.lastRequest.get("spread").path("children").path("ConfigMap.v1").propertyNames())
+        .containsExactlyInAnyOrder("spread-a", shared + "/spread-a"));
+
+    spec.put("value", "two");
+    patchParent("spread", Map.of("spec", spec));
+    await().atMost(TIMEOUT).until(() -> client.configMaps().inNamespace(shared).withName("spread-a").get(),
+        cm -> cm != null && "two".equals(cm.getData().get("value")));
+
+    Map<String, Object> stray = new HashMap<>(spec(List.of("a"), "one"));
+    stray.put("namespaces", List.of(cluster.namespace(), "not-" + shared));
+    createParent("stray", stray);
+    await().atMost(TIMEOUT).until(() -> hasSyncError("stray", "is in namespace not-" + shared + " but its parent is in "
+        + cluster.namespace() + ", which CompositeController"));
+    assertThat(client.configMaps().withName("stray-a").get()).as("nothing of the answer written").isNull();
+
+    parents.in(client).withName("spread").delete();
+    parents.in(client).withName("stray").delete();
+    await().atMost(TIMEOUT).until(() -> client.configMaps().inNamespace(shared).withName("spread-a").get() == null
+        && parents.in(client).withName("spread").get() == null && parents.in(client).withName("stray").get() == null);
   }
 
   /**

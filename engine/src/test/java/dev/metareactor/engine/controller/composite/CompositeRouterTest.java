@@ -15,6 +15,7 @@ import dev.metareactor.engine.api.UpdateMethod;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.ChildType;
 import dev.metareactor.engine.controller.Finalizers;
+import dev.metareactor.engine.controller.OtherNamespaceChildren;
 import dev.metareactor.engine.controller.ParentKey;
 import dev.metareactor.engine.controller.SyncedResource;
 import dev.metareactor.engine.informer.ObjectEvent;
@@ -52,7 +53,9 @@ class CompositeRouterTest {
   /** What the CompositeController's spec turns on besides its parent label selector ({@code managed=yes}). */
   enum Option {
     GENERATE_SELECTOR,
-    IGNORE_STATUS_CHANGES
+    IGNORE_STATUS_CHANGES,
+    /** {@code metareactor.dev/cross-namespace-children} on the controller. */
+    OTHER_NAMESPACES
   }
 
   private final FakeInformerLease parentCache = new FakeInformerLease(THINGS);
@@ -86,7 +89,7 @@ class CompositeRouterTest {
     return new CompositeRouter(spec, synced, (key, trigger) -> {
       enqueued.add(key);
       triggers.add(trigger);
-    }, gone::add);
+    }, gone::add, on.contains(Option.OTHER_NAMESPACES));
   }
 
   /** A parent in namespace {@code team} that the controller's label selector matches. */
@@ -322,6 +325,75 @@ class CompositeRouterTest {
     router.onChildEvent(updated(before, nextVersionOf(before).label("app", "db").controlledBy(null).build()));
 
     assertThat(enqueued).containsExactly(key("p"));
+  }
+
+  /** A ConfigMap in namespace {@code shared} marked as {@code parent}'s child (as the engine creates one there). */
+  private static KubeObjectBuilder childElsewhere(String name, KubeObject parent) {
+    return object(CONFIG_MAPS, "shared", name)
+        .label(OtherNamespaceChildren.PARENT_UID_LABEL, parent.uid())
+        .annotation(OtherNamespaceChildren.PARENT_ANNOTATION, parent.namespacedName());
+  }
+
+  @Test
+  void aChildInAnotherNamespaceIsRoutedToTheParentItsLabelAndAnnotationName() {
+    CompositeRouter router = router(Option.OTHER_NAMESPACES);
+    KubeObject parent = parentAdded(router, managedParent("p").build());
+    parentAdded(router, managedParent("q").build());
+
+    router.onChildEvent(added(childElsewhere("c", parent).build()));
+    router.onChildEvent(deleted(childElsewhere("d", parent).build()));
+
+    assertThat(enqueued).containsExactly(key("p"), key("p"));
+    assertThat(triggers).containsExactly(
+        Trigger.about(Trigger.Cause.ECHO, Trigger.Change.CREATED, "ConfigMap", "shared", "c"),
+        Trigger.about(Trigger.Cause.CHILD, Trigger.Change.DELETED, "ConfigMap", "shared", "d"));
+  }
+
+  @Test
+  void aChildElsewhereNamingAnEarlierParentOfTheNameOrWithoutTheAnnotationIsNotRouted() {
+    CompositeRouter router = router(Option.OTHER_NAMESPACES);
+    KubeObject earlier = managedParent("p").build();
+    KubeObject parent = parentAdded(router, nextVersionOf(earlier).uid("recreated-uid").build());
+
+    router.onChildEvent(added(childElsewhere("c", earlier).build()));
+    router.onChildEvent(added(object(CONFIG_MAPS, "shared", "d")
+        .label(OtherNamespaceChildren.PARENT_UID_LABEL, parent.uid()).build()));
+
+    assertThat(enqueued).isEmpty();
+  }
+
+  @Test
+  void withoutTheAnnotationAChildElsewhereIsNotRouted() {
+    CompositeRouter router = router();
+    KubeObject parent = parentAdded(router, managedParent("p").build());
+
+    router.onChildEvent(added(childElsewhere("c", parent).build()));
+
+    assertThat(enqueued).isEmpty();
+  }
+
+  @Test
+  void aChildElsewhereReleasedEnqueuesTheParentItLeft() {
+    CompositeRouter router = router(Option.OTHER_NAMESPACES);
+    KubeObject parent = parentAdded(router, managedParent("p").build());
+    KubeObject before = childElsewhere("c", parent).build();
+
+    router.onChildEvent(updated(before, object(CONFIG_MAPS, "shared", "c").resourceVersion("2").build()));
+
+    assertThat(enqueued).containsExactly(key("p"));
+  }
+
+  @Test
+  void aChildMarkedForAParentInAnotherNamespaceIsNoOrphanToAdopt() {
+    CompositeRouter router = router(Option.OTHER_NAMESPACES);
+    parentAdded(router, parentSelectingApp("team", "p", "web").build());
+    KubeObject elsewhere = object(THINGS, "other", "o").build();
+
+    router.onChildEvent(added(child("c").label("app", "web")
+        .label(OtherNamespaceChildren.PARENT_UID_LABEL, elsewhere.uid())
+        .annotation(OtherNamespaceChildren.PARENT_ANNOTATION, elsewhere.namespacedName()).build()));
+
+    assertThat(enqueued).as("the child of other/o, not an orphan of team").isEmpty();
   }
 
   @Test

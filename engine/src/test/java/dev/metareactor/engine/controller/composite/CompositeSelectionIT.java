@@ -10,7 +10,6 @@ import dev.metareactor.http.HookServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
@@ -177,13 +176,6 @@ class CompositeSelectionIT extends CompositeTestBase {
     patchParent(name, Map.of("spec", spec));
     await().atMost(TIMEOUT).until(
         () -> client.configMaps().inNamespace(namespaces.get(2)).withName(name + "-settings").get() == null);
-  }
-
-  private String extraNamespace() {
-    String name = "it-extra-" + UUID.randomUUID().toString().substring(0, 8);
-    cluster.deleteAfterTest(client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name)
-        .endMetadata().build()).create());
-    return name;
   }
 
   @Test

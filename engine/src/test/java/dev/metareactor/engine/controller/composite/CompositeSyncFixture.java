@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller.composite;
 import dev.metareactor.apply.DynamicApply;
 import dev.metareactor.engine.api.ChildStatusAnnotation;
 import dev.metareactor.engine.api.CompositeControllerSpec;
+import dev.metareactor.engine.api.CrossNamespaceChildren;
 import dev.metareactor.engine.api.DeleteGuardAnnotation;
 import dev.metareactor.engine.api.DeleteParentAnnotation;
 import dev.metareactor.engine.config.ApplyStrategy;
@@ -35,6 +36,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -102,6 +104,16 @@ public final class CompositeSyncFixture {
     this(syncHook, false, ObjectSync.Placement.HERE, strategy, ownLabels);
   }
 
+  /**
+   * @param syncHook answers every sync request
+   * @param finalizeHook answers every finalize request: the controller has a finalize hook
+   * @param annotations the controller object's annotations
+   */
+  public CompositeSyncFixture(HookCaller syncHook, HookCaller finalizeHook, Map<String, String> annotations) {
+    this(syncHook, finalizeHook, annotations, ObjectSync.Placement.HERE, ApplyStrategy.DYNAMIC_APPLY, Map.of(),
+        HotLoopSettings.OFF);
+  }
+
   /** @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"} */
   public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard, ApplyStrategy strategy,
       Map<String, String> ownLabels) {
@@ -119,17 +131,19 @@ public final class CompositeSyncFixture {
    *     {@code HotLoop} Warnings go to {@link #events()}, each loop found is counted in {@link #hotLoops()}
    */
   public CompositeSyncFixture(HookCaller syncHook, HotLoopSettings hotLoops) {
-    this(syncHook, Map.of(DeleteGuardAnnotation.KEY, "false"), ObjectSync.Placement.HERE, ApplyStrategy.DYNAMIC_APPLY,
-        Map.of(), hotLoops);
+    this(syncHook, null, Map.of(DeleteGuardAnnotation.KEY, "false"), ObjectSync.Placement.HERE,
+        ApplyStrategy.DYNAMIC_APPLY, Map.of(), hotLoops);
   }
 
   private CompositeSyncFixture(HookCaller syncHook, Map<String, String> annotations, ObjectSync.Placement placement,
       ApplyStrategy strategy, Map<String, String> ownLabels) {
-    this(syncHook, annotations, placement, strategy, ownLabels, HotLoopSettings.OFF);
+    this(syncHook, null, annotations, placement, strategy, ownLabels, HotLoopSettings.OFF);
   }
 
-  private CompositeSyncFixture(HookCaller syncHook, Map<String, String> annotations, ObjectSync.Placement placement,
-      ApplyStrategy strategy, Map<String, String> ownLabels, HotLoopSettings hotLoops) {
+  private CompositeSyncFixture(HookCaller syncHook, @Nullable HookCaller finalizeHook, Map<String, String> annotations,
+      ObjectSync.Placement placement, ApplyStrategy strategy, Map<String, String> ownLabels, HotLoopSettings hotLoops) {
+    String finalize = finalizeHook == null ? ""
+        : ", \"finalize\": {\"webhook\": {\"url\": \"http://hook.invalid/finalize\"}}";
     ObjectNode controller = (ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
          "metadata": {"name": "things", "annotations": %s},
@@ -137,18 +151,19 @@ public final class CompositeSyncFixture {
                   "parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
                   "childResources": [{"apiVersion": "v1", "resource": "configmaps",
                                       "updateStrategy": {"method": "InPlace"}}],
-                  "hooks": {"sync": {"webhook": {"url": "http://hook.invalid/sync"}}}}}"""
-        .formatted(KubeJson.mapper().writeValueAsString(annotations)));
+                  "hooks": {"sync": {"webhook": {"url": "http://hook.invalid/sync"}}%s}}}"""
+        .formatted(KubeJson.mapper().writeValueAsString(annotations), finalize));
     CompositeControllerSpec spec = CompositeControllerSpec.parse(controller);
     Finalizers finalizers = new Finalizers(spec.finalizerName(), api);
     SyncedResource parentType = new SyncedResource(THINGS, parents,
         parent -> spec.parentSelector().matches(parent.labels()), finalizers);
     List<ChildType> childTypes = List.of(new ChildType(CONFIG_MAPS, configMaps, spec.children().get(0).updateMethod()));
     CompositeSync kind = new CompositeSync(spec, parentType, childTypes, new ChildClaimer(api), api, null,
-        this::record, DeleteParentAnnotation.allowed(annotations));
+        this::record, DeleteParentAnnotation.allowed(annotations), CrossNamespaceChildren.of(annotations));
     ChosenHook hook = new ChosenHook("sync", syncHook, spec.syncHook().get(), ChosenHook.Purpose.DESIRED_STATE);
     sync = new ObjectSync<>(kind, CompositeSync.SHAPE, "CompositeController things", controller,
-        new ObjectSync.Hooks(hook, null),
+        new ObjectSync.Hooks(hook, finalizeHook == null ? null : new ChosenHook("finalize", finalizeHook,
+            spec.finalizeHook().orElseThrow(), ChosenHook.Purpose.FINALIZE)),
         new RelatedObjects<>("CompositeController", "things", controller, null, Optional.empty(), null,
             (key, trigger) -> {}),
         new ChildrenManager(api, ChildApplier.of(strategy, api, "metacontroller", ownLabels), this::record,

@@ -11,6 +11,7 @@ import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -121,6 +122,14 @@ abstract class CompositeTestBase {
   protected void patchParent(String parent, Map<String, Object> patch) {
     parents.in(client).withName(parent).patch(PatchContext.of(PatchType.JSON_MERGE),
         client.getKubernetesSerialization().asJson(patch));
+  }
+
+  /** A new namespace, deleted after the test. */
+  protected String extraNamespace() {
+    String name = "it-extra-" + UUID.randomUUID().toString().substring(0, 8);
+    cluster.deleteAfterTest(client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name)
+        .endMetadata().build()).create());
+    return name;
   }
 
   protected ConfigMap awaitChild(String name, String value) {
