@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.api.CrossNamespaceChildren;
+import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.controller.ChildSelector;
 import dev.metareactor.engine.controller.OtherNamespaceChildren;
 import dev.metareactor.engine.hook.HookResponseException;
@@ -126,6 +127,21 @@ class CompositeOtherNamespacesTest {
     JsonNode here = body(fixture, "create configmaps team/here").path("metadata");
     assertThat(here.path("ownerReferences").get(0).path("uid").asString()).isEqualTo(PARENT_UID);
     assertThat(here.path("labels").has(OtherNamespaceChildren.PARENT_UID_LABEL)).isFalse();
+  }
+
+  @Test
+  void underServerSideApplyToAChildElsewhereIsAppliedWithoutControllerRefAndMarked() {
+    CompositeSyncFixture fixture = new CompositeSyncFixture((request, root) -> answer(request),
+        Map.of(CrossNamespaceChildren.KEY, "shared"), ApplyStrategy.SERVER_SIDE_APPLY);
+    parent(fixture, false);
+    children.set(List.of("shared/there"));
+
+    fixture.sync("p");
+
+    assertThat(requests(fixture)).containsExactly("apply-create configmaps shared/there");
+    JsonNode there = body(fixture, "apply-create configmaps shared/there").path("metadata");
+    assertThat(there.has("ownerReferences")).isFalse();
+    assertThat(there.path("labels").path(OtherNamespaceChildren.PARENT_UID_LABEL).asString()).isEqualTo(PARENT_UID);
   }
 
   @Test

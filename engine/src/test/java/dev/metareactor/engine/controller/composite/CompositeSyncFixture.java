@@ -114,6 +114,14 @@ public final class CompositeSyncFixture {
         HotLoopSettings.OFF);
   }
 
+  /**
+   * @param annotations the controller object's annotations
+   * @param strategy how children are written
+   */
+  public CompositeSyncFixture(HookCaller syncHook, Map<String, String> annotations, ApplyStrategy strategy) {
+    this(syncHook, annotations, ObjectSync.Placement.HERE, strategy, Map.of());
+  }
+
   /** @param deleteGuard whether the controller object carries {@code metareactor.dev/delete-guard: "true"} */
   public CompositeSyncFixture(HookCaller syncHook, boolean deleteGuard, ApplyStrategy strategy,
       Map<String, String> ownLabels) {
