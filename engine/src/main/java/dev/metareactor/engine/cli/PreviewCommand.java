@@ -91,7 +91,8 @@ public final class PreviewCommand implements Callable<Integer> {
 
   @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s",
       converter = EngineCommand.DurationConverter.class,
-      description = "How long to wait for the controller's resources and caches (default: ${DEFAULT-VALUE}).")
+      description = "How long to wait for the controller's resources and caches, and each sync for the informers of"
+          + " its related objects (default: ${DEFAULT-VALUE}).")
   Duration timeout;
 
   @Option(names = "--color", paramLabel = "WHEN", defaultValue = "auto",

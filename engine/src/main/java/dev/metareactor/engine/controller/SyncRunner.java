@@ -93,9 +93,17 @@ final class SyncRunner<K extends SyncKey> {
    * traced run's {@code metareactor.sync.causes}); whatever happens ends in an outcome for the queue.
    */
   Mono<Outcome> run(K key, Causes causes) {
+    return run(key, causes, error -> { });
+  }
+
+  /**
+   * One run of {@code key} as {@link #run(SyncKey, Causes)}; {@code failed} is told of the error a failed run ended
+   * on (a {@link RelatedObjects.NotSyncedException} among them: the run may be tried again shortly).
+   */
+  Mono<Outcome> run(K key, Causes causes, Consumer<Throwable> failed) {
     return tracing.on()
-        ? traced(key, causes, span -> span.setAttribute("metareactor.sync.causes", causes.toString()))
-        : recorded(key, causes, error -> { });
+        ? traced(key, causes, span -> span.setAttribute("metareactor.sync.causes", causes.toString()), failed)
+        : recorded(key, causes, failed);
   }
 
   /**
@@ -103,7 +111,7 @@ final class SyncRunner<K extends SyncKey> {
    * controller's kind and name, the key's namespace and name, what the queue knows of the run ({@code causes}) and,
    * when it ends, its outcome; a failure recorded as the span's error.
    */
-  private Mono<Outcome> traced(K key, Causes queued, SyncCauses causes) {
+  private Mono<Outcome> traced(K key, Causes queued, SyncCauses causes, Consumer<Throwable> failed) {
     return Mono.defer(() -> {
       SyncTrace root = new SyncTrace(tracing.tracer(), Context.root());
       SpanBuilder builder = root.child("sync " + name, SpanKind.INTERNAL)
@@ -115,7 +123,7 @@ final class SyncRunner<K extends SyncKey> {
           .setAttribute("metareactor.queue.wait_ms", queued.waitedNanos() / 1_000_000.0);
       causes.describe(builder);
       Span span = builder.startSpan();
-      return root.traced(span, recorded(key, queued, error -> SyncTrace.failed(span, error))
+      return root.traced(span, recorded(key, queued, failed.andThen(error -> SyncTrace.failed(span, error)))
           .doOnNext(outcome -> span.setAttribute("metareactor.sync.outcome", outcome.kind().name().toLowerCase(
               Locale.ROOT))));
     });
@@ -129,14 +137,14 @@ final class SyncRunner<K extends SyncKey> {
     SyncRecorder recording = recorder;
     RecentSyncs keeping = recent;
     if (recording == null && keeping == null) {
-      return run(key, causes, failed);
+      return attempt(key, causes, failed);
     }
     return Mono.defer(() -> {
       // Only --record-syncs keeps the hook's requests and answers; the ring keeps figures.
       SyncRecord record = recording != null ? SyncRecord.full() : SyncRecord.summary();
       long started = keeping != null ? keeping.now() : 0;
       AtomicReference<Throwable> failure = new AtomicReference<>();
-      return run(key, causes, failed.andThen(failure::set))
+      return attempt(key, causes, failed.andThen(failure::set))
           .doOnNext(outcome -> {
             if (recording != null) {
               recording.save(key, record, outcome, failure.get(), sync.shape().ownedField(),
@@ -150,7 +158,7 @@ final class SyncRunner<K extends SyncKey> {
     });
   }
 
-  private Mono<Outcome> run(K key, Causes causes, Consumer<Throwable> failed) {
+  private Mono<Outcome> attempt(K key, Causes causes, Consumer<Throwable> failed) {
     long run = SYNC_RUNS.incrementAndGet();
     if (log.isDebugEnabled()) {
       syncLine(log.atDebug(), key, run).addKeyValue("causes", causes)

@@ -2,8 +2,10 @@ package dev.metareactor.engine.host;
 
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.queue.Outcome;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -33,8 +35,17 @@ public interface OneShot {
 
     /**
      * One sync, as a worker runs it (a failure is a {@code SyncError} Event on the object and a
-     * {@link Outcome.Kind#FAILED} outcome, never an error).
+     * {@link Outcome.Kind#FAILED} outcome, never an error). A sync that cannot run yet because a cache it reads
+     * is still filling (a related informer) is run again, as the work queue would, for up to {@code patience}.
      */
-    Mono<Outcome> sync();
+    Mono<Synced> sync(Duration patience);
   }
+
+  /**
+   * How a unit's sync ended.
+   *
+   * @param outcome the outcome a worker would have reported to the work queue
+   * @param failure why the sync failed (the error's message), or {@code null} when it did not
+   */
+  record Synced(Outcome outcome, @Nullable String failure) {}
 }

@@ -67,7 +67,8 @@ public final class Preview {
    * @param parent {@code namespace/name} (or {@code name} when cluster-scoped) of the one parent to sync, or
    *     {@code null} for every parent
    * @param concurrency how many parents sync at once
-   * @param timeout how long to wait for the controller's resources and caches
+   * @param timeout how long to wait for the controller's resources and caches, and each sync for the informers of
+   *     its related objects (a customize hook's) to fill theirs
    */
   public record Request(ControllerKind kind, @Nullable String name, @Nullable ObjectNode object,
       @Nullable String hookUrl, @Nullable String parent, int concurrency, Duration timeout) {
@@ -83,9 +84,12 @@ public final class Preview {
     }
   }
 
-  /** One parent's sync: what it is, how it ended, what it would write and which Events it would record. */
-  public record ParentResult(OneShot.Unit key, @Nullable KubeObject object, Outcome outcome, List<PlannedWrite> writes,
-      List<PreviewApi.RecordedEvent> events) {
+  /**
+   * One parent's sync: what it is, how it ended (and why it failed, {@code failure}, {@code null} when it did not),
+   * what it would write and which Events it would record.
+   */
+  public record ParentResult(OneShot.Unit key, @Nullable KubeObject object, Outcome outcome, @Nullable String failure,
+      List<PlannedWrite> writes, List<PreviewApi.RecordedEvent> events) {
 
     /** Whether a write of this parent would change the cluster. */
     public boolean changes() {
@@ -93,9 +97,9 @@ public final class Preview {
     }
 
     /**
-     * Whether the sync did not get to the end: it failed (its error is the {@code SyncError} Event among
-     * {@link #events}), or the hook asked to be called again later (429 or 503 with {@code Retry-After}), so what it
-     * would write is not known.
+     * Whether the sync did not get to the end: it failed (its error is {@link #failure}, and a {@code SyncError}
+     * Event among {@link #events} when it was the hook's or a write's), or the hook asked to be called again later
+     * (429 or 503 with {@code Retry-After}), so what it would write is not known.
      */
     public boolean failed() {
       return outcome.kind() != Outcome.Kind.SUCCESS;
@@ -202,16 +206,17 @@ public final class Preview {
       total.accept(keys.size());
       AtomicInteger done = new AtomicInteger();
       List<Synced> synced = Flux.fromIterable(keys)
-          .flatMapSequential(key -> key.sync()
+          // A sync waits, as long as the preview waits for caches, for the related informers it starts itself.
+          .flatMapSequential(key -> key.sync(request.timeout())
               .contextWrite(PreviewApi.about(key))
-              .map(outcome -> new Synced(key, key.object().orElse(null), outcome))
+              .map(ended -> new Synced(key, key.object().orElse(null), ended))
               .doOnNext(one -> progress.accept(done.incrementAndGet())), request.concurrency())
           .collectList()
           .block();
       List<PlannedWrite> writes = api.writes();
       List<PreviewApi.RecordedEvent> recorded = api.events();
       List<ParentResult> parents = Objects.requireNonNull(synced).stream()
-          .map(one -> new ParentResult(one.key(), one.object(), one.outcome(),
+          .map(one -> new ParentResult(one.key(), one.object(), one.ended().outcome(), one.ended().failure(),
               writes.stream().filter(write -> one.key().equals(write.about())).toList(),
               recorded.stream().filter(event -> event.namespace().equals(one.key().namespace())
                   && event.name().equals(one.key().name())).toList()))
@@ -222,7 +227,7 @@ public final class Preview {
     }
   }
 
-  private record Synced(OneShot.Unit key, @Nullable KubeObject object, Outcome outcome) {}
+  private record Synced(OneShot.Unit key, @Nullable KubeObject object, OneShot.Synced ended) {}
 
   /**
    * {@code controller} without the annotations that would make a preview do more than sync: its shadow hooks (which

@@ -76,6 +76,9 @@ public final class PreviewReport {
         node.put("about", about(parent.key()));
       }
       node.put("result", result(parent.outcome()));
+      if (parent.failure() != null) {
+        node.put("error", parent.failure());
+      }
       ArrayNode writes = node.putArray("writes");
       for (PlannedWrite write : parent.writes()) {
         ObjectNode w = writes.addObject()
@@ -128,7 +131,7 @@ public final class PreviewReport {
       long changing = parent.writes().stream().filter(PlannedWrite::changes).count();
       String how = parent.outcome().kind() == Outcome.Kind.RETRY_AFTER
           ? "the hook asked to be called later: not previewed"
-          : parent.failed() ? "sync failed"
+          : parent.failed() ? "sync failed" + (parent.failure() != null ? ": " + parent.failure() : "")
           : changing == 0 ? "no change" : changing + " write" + (changing == 1 ? "" : "s");
       out.append(how).append('\n');
       for (PreviewApi.RecordedEvent event : parent.events()) {

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -81,6 +82,19 @@ class PreviewIT {
               .put("kind", sites.kind());
           output.putObject("metadata").put("name", "out-" + input);
           output.putObject("spec").put("value", request.path("input").path("data").path("value").asString());
+          return answer;
+        })
+        .route("/customize", request -> KubeJson.mapper().readTree("""
+            {"relatedResources": [{"apiVersion": "v1", "resource": "configmaps",
+                                   "labelSelector": {"matchLabels": {"related": "%s"}}}]}""".formatted(run)))
+        .route("/sync-related", request -> {
+          // One ConfigMap naming the related ConfigMaps the sync was shown.
+          ObjectNode answer = KubeJson.nodes().objectNode();
+          ObjectNode child = answer.putArray("children").addObject().put("apiVersion", "v1").put("kind", "ConfigMap");
+          child.putObject("metadata").put("name", request.path("parent").path("metadata").path("name").asString()
+              + "-related");
+          child.putObject("data").put("names", String.join(",", request.path("related").path("ConfigMap.v1")
+              .propertyNames()));
           return answer;
         })
         .route("/broken", request -> {
@@ -185,6 +199,22 @@ class PreviewIT {
   }
 
   @Test
+  void aControllerWithACustomizeHookIsPreviewedWithItsRelatedObjects() throws Exception {
+    client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName("shown-" + run)
+        .addToLabels("related", run).endMetadata().build()).create();
+    String controller = composite("/sync-related", "/customize");
+    site("reading", List.of());
+
+    // The related informer starts with the first sync: the preview's sync waits for it rather than failing.
+    Output preview = preview("--controller", "compositecontroller/" + controller, "-o", "json");
+    assertThat(preview.exit()).as("stdout: %s%nstderr: %s", preview.out(), preview.err()).isEqualTo(1);
+    JsonNode reading = parent(preview.json(), "reading");
+    assertThat(reading.path("result").asString()).isEqualTo("synced");
+    assertThat(write(reading, "create", "ConfigMap", "reading-related").path("diff").path("data").path("names")
+        .asString()).isEqualTo("shown-" + run);
+  }
+
+  @Test
   void decoratorAndMapControllersArePreviewedToo() throws Exception {
     String decorated = "decorated-" + run;
     client.configMaps().resource(new ConfigMapBuilder().withNewMetadata().withName(decorated)
@@ -280,7 +310,14 @@ class PreviewIT {
   }
 
   private String composite(String hook) {
+    return composite(hook, null);
+  }
+
+  /** A CompositeController of Sites with ConfigMap children, its sync hook at {@code hook}, and a customize one. */
+  private String composite(String hook, @Nullable String customize) {
     String name = "pv-" + run + "-" + UUID.randomUUID().toString().substring(0, 4);
+    String customizeHook = customize == null ? "" : "\n    customize: {webhook: {url: \"" + hooks.url(customize)
+        + "\"}}";
     create(EngineUnderTest.COMPOSITE_CONTROLLERS, """
         apiVersion: metacontroller.k8s.io/v1alpha1
         kind: CompositeController
@@ -291,8 +328,8 @@ class PreviewIT {
           childResources:
           - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
           hooks:
-            sync: {webhook: {url: "%s"}}
-        """.formatted(name, sites.apiVersion(), sites.plural(), hooks.url(hook)));
+            sync: {webhook: {url: "%s"}}%s
+        """.formatted(name, sites.apiVersion(), sites.plural(), hooks.url(hook), customizeHook));
     return name;
   }
 

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
@@ -25,6 +26,8 @@ public final class FakeInformerLease implements InformerLease {
   private final Map<String, KubeObject> objects = new ConcurrentHashMap<>();
   private final Sinks.Many<ObjectEvent> events = Sinks.many().multicast().directBestEffort();
   private volatile @Nullable String resourceVersion;
+  private volatile boolean synced = true;
+  private final AtomicInteger syncedAsked = new AtomicInteger();
 
   public FakeInformerLease(ApiResource resource) {
     this.resource = Objects.requireNonNull(resource, "resource");
@@ -61,7 +64,19 @@ public final class FakeInformerLease implements InformerLease {
 
   @Override
   public boolean hasSynced() {
-    return true;
+    syncedAsked.incrementAndGet();
+    return synced;
+  }
+
+  /** Whether the cache has synced from now on (it has, unless a test says otherwise). */
+  public FakeInformerLease synced(boolean synced) {
+    this.synced = synced;
+    return this;
+  }
+
+  /** How many times {@link #hasSynced} was asked. */
+  public int syncedAsked() {
+    return syncedAsked.get();
   }
 
   /**
