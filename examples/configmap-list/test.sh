@@ -94,8 +94,8 @@ listed() {
   log "creating ConfigMapList $NAMESPACE/$PARENT"
   sed "s/SOURCE/$SOURCE/" "$HERE/my-config.yaml" | kn apply -f - >/dev/null
   wait_for "$TIMEOUT" "ConfigMap $CHILD listing cm-1 and cm-2, count 2 (is the engine running?)" listed cm-1 cm-2
-  # No `metareactor preview` here: with a customize hook it can report "sync failed" while the informer of the
-  # related objects it has just started is still filling (the engine's workers sync again then; a preview does not).
+  # Converged: a preview of what the engine would write now (its customize hook's related objects read) finds nothing.
+  preview 0 "compositecontroller/$CONTROLLER" "$NAMESPACE/$PARENT"
 
   log "labelling cm-3 listed=yes: the list follows"
   k -n "$SOURCE" label --overwrite configmap cm-3 listed=yes >/dev/null

@@ -91,8 +91,8 @@ listed() {
   sed "s/TEAM/$NAMESPACE/" "$HERE/filtered.yaml" | kn apply -f - >/dev/null
   wait_for "$TIMEOUT" "ConfigMap $CHILD listing $NAMESPACE and $A, count 2 (is the engine running?)" \
     listed "$NAMESPACE" "$A"
-  # No `metareactor preview` here: with a customize hook it can report "sync failed" while the informer of the
-  # related objects it has just started is still filling (the engine's workers sync again then; a preview does not).
+  # Converged: a preview of what the engine would write now (its customize hook's related objects read) finds nothing.
+  preview 0 "compositecontroller/$CONTROLLER" "$NAMESPACE/$PARENT"
 
   log "labelling $B: the list follows"
   k label namespace "$B" "$LABEL=$NAMESPACE" >/dev/null

@@ -103,8 +103,8 @@ set_token() {
   wait_for "$TIMEOUT" "a copy in $BETA" copy_is "$BETA" one
   wait_for "$TIMEOUT" "status.copies 2" copies_are 2
   gone_from secret "$SOURCE" "$GAMMA" || fail "$GAMMA got a copy without the label"
-  # No `metareactor preview` here: with a customize hook it can report "sync failed" while the informer of the
-  # related objects it has just started is still filling (the engine's workers sync again then; a preview does not).
+  # Converged: a preview of what the engine would write now (its customize hook's related objects read) finds nothing.
+  preview 0 "compositecontroller/$CONTROLLER" "$PARENT"
 
   log "labelling $GAMMA: it gets a copy"
   k label namespace "$GAMMA" "$LABEL=$NAMESPACE" >/dev/null
