@@ -80,6 +80,8 @@ class ExamplesIT {
       List.of("gadgets.crdroles.examples.metareactor.dev"));
   private static final Example CONFIGMAP_PROPAGATION = Example.composite("configmap-propagation",
       "configmappropagations.examples.metareactor.dev");
+  private static final Example CONFIGMAP_PROPAGATION_CEL = Example.composite("configmap-propagation-cel",
+      "celconfigmappropagations.examples.metareactor.dev");
   private static final Example SECRET_PROPAGATION = Example.composite("secret-propagation",
       "secretpropagations.examples.metareactor.dev");
   private static final Example GLOBAL_CONFIG_MAP = Example.composite("global-config-map",
@@ -100,8 +102,9 @@ class ExamplesIT {
    * DecoratorControllers with a finalize hook, opt-out and opt-in (service-per-pod), a cluster-scoped target with a
    * namespaced attachment (clusteredparent), CRDs decorated with ClusterRoles (crd-roles); customize hooks of
    * cluster-scoped parents copying into listed namespaces, namespaces by label and every namespace
-   * (configmap-propagation, secret-propagation, global-config-map); v2 customize hooks of namespaced parents reading
-   * Namespaces and another namespace's ConfigMaps (namespace-list, configmap-list).
+   * (configmap-propagation, secret-propagation, global-config-map), the first with its customize and sync hooks as
+   * CEL expressions (configmap-propagation-cel); v2 customize hooks of namespaced parents reading Namespaces and
+   * another namespace's ConfigMaps (namespace-list, configmap-list).
    */
   private record Run(Example example, String name, Map<String, String> env) {
 
@@ -143,7 +146,7 @@ class ExamplesIT {
         List.of(new Run(HELLO_WORLD, "hello-world-python", Map.of()),
             new Run(HELLO_WORLD, "hello-world-java", Map.of("HOOK_CMD", java + " -jar " + jar)),
             new Run(NAMESPACE_LIST)),
-        List.of(new Run(SNAPSHOT_SCHEDULE), new Run(CONFIGMAP_LIST)),
+        List.of(new Run(SNAPSHOT_SCHEDULE), new Run(CONFIGMAP_LIST), new Run(CONFIGMAP_PROPAGATION_CEL)),
         List.of(new Run(CATSET), new Run(CLUSTEREDPARENT), new Run(HELLO_WORLD_CEL)),
         List.of(new Run(BLUEGREEN), new Run(CRD_ROLES), new Run(GLOBAL_CONFIG_MAP)),
         List.of(new Run(INDEXEDJOB), new Run(SERVICE_PER_POD)),
