@@ -98,8 +98,7 @@ set_color() { kn create configmap "$SOURCE" --from-literal=color="$1" --dry-run=
   wait_for "$TIMEOUT" "a copy in $TWO" copy_is "$TWO" blue
   wait_for "$TIMEOUT" "status expectedCopies/actualCopies 2/2" copies_are 2/2
   gone_from configmap "$SOURCE" "$THREE" || fail "$THREE got a copy it did not ask for"
-  # No `metareactor preview` here: with a customize hook it can report "sync failed" while the informer of the
-  # related objects it has just started is still filling (the engine's workers sync again then; a preview does not).
+  # No `metareactor preview` yet: configmap-propagation's test.sh runs one; this one has not been tried with it.
 
   log "changing the source: every copy follows"
   set_color green
