@@ -11,7 +11,9 @@ import dev.metareactor.engine.api.WorkersAnnotation;
 import dev.metareactor.engine.cli.WhyCommand;
 import dev.metareactor.engine.controller.OtherNamespaceChildren;
 import dev.metareactor.engine.it.EngineUnderTest;
+import dev.metareactor.engine.it.InMemoryTraces;
 import dev.metareactor.engine.it.ParentCrd;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.http.HookServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -20,6 +22,15 @@ import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
@@ -28,6 +39,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -412,5 +424,84 @@ class CompositeOperationsIT extends CompositeTestBase {
         "most often because resync period");
     assertThat(failing.getKey()).isEqualTo(WhyCommand.FLAGGED);
     assertThat(failing.getValue()).contains("synced because retry after an error", "; failed: ", "500");
+  }
+
+  /**
+   * {@code --tracing} on the real control plane, spans exported by the engine's own OpenTelemetry setup into memory
+   * ({@link InMemoryTraces}): the first sync of a parent is one trace, its root {@code sync <controller>} carrying
+   * its causes (the controller's start) and its queue wait, under it the hook call, one span per child created and
+   * the status write around its {@code status <Kind>} write; the hook received the hook call's W3C {@code
+   * traceparent}, and its own {@link HookServer} span continues the trace under the hook call.
+   */
+  @Test
+  void aTracedSyncIsOneTraceOfItsCausesHookCallWritesAndStatusWhichTheHookContinues() {
+    engine.close(); // this test's engine traces
+    InMemoryTraces.Traced traced = InMemoryTraces.start(cluster);
+    engine = traced.engine();
+    InMemorySpanExporter hookSpans = InMemorySpanExporter.create();
+    List<String> traceparents = new CopyOnWriteArrayList<>();
+    try (OpenTelemetrySdk hookTracing = OpenTelemetrySdk.builder()
+            .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(hookSpans))
+                .build())
+            .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
+            .build();
+        HookServer tracedHook = HookServer.builder().tracing(hookTracing)
+            .routeWithHeaders("/sync", (request, headers) -> {
+              traceparents.add(String.valueOf(headers.get("traceparent")));
+              return Mono.just(hook.apply(request));
+            }).start()) {
+      parents = ParentCrd.create(cluster, "Traced");
+      createParent("t", List.of("a", "b"), "one"); // there before the controller: its first sync is the start's
+      String name = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+      engine.createController(controllerYaml(name, parents, "InPlace", tracedHook.url("/sync"), ""));
+      awaitChild("t-a", "one");
+      awaitChild("t-b", "one");
+
+      // The sync that created the children, once it and its children are exported.
+      SpanData sync = await().atMost(TIMEOUT).until(() -> traced.spans().getFinishedSpanItems().stream()
+              .filter(span -> span.getName().equals("sync " + name)
+                  && !children(traced.spans(), span, "create ConfigMap").isEmpty()
+                  && !children(traced.spans(), span, "write status").isEmpty())
+              .findFirst(), Optional::isPresent).orElseThrow();
+      assertThat(sync.getParentSpanContext().isValid()).as("the sync span is a root").isFalse();
+      assertThat(sync.getAttributes().get(AttributeKey.stringKey("metareactor.sync.causes")))
+          .contains(Trigger.Cause.START.text());
+      assertThat(sync.getAttributes().get(AttributeKey.doubleKey("metareactor.queue.wait_ms"))).isNotNull()
+          .isNotNegative();
+      assertThat(sync.getAttributes().get(AttributeKey.stringKey("k8s.object.name"))).isEqualTo("t");
+      assertThat(sync.getAttributes().get(AttributeKey.stringKey("metareactor.sync.outcome"))).isEqualTo("success");
+
+      List<SpanData> hookCalls = children(traced.spans(), sync, "hook sync");
+      assertThat(hookCalls).hasSize(1);
+      SpanData hookCall = hookCalls.get(0);
+      assertThat(hookCall.getKind()).isEqualTo(SpanKind.CLIENT);
+      assertThat(children(traced.spans(), sync, "create ConfigMap"))
+          .extracting(span -> span.getAttributes().get(AttributeKey.stringKey("k8s.object.name")))
+          .containsExactlyInAnyOrder("t-a", "t-b");
+      List<SpanData> status = children(traced.spans(), sync, "write status");
+      assertThat(status).hasSize(1);
+      assertThat(children(traced.spans(), status.get(0), "status " + parents.kind()))
+          .extracting(span -> span.getAttributes().get(AttributeKey.stringKey("k8s.object.name")))
+          .containsExactly("t");
+
+      // The hook was called under the hook call's span and continued the trace there.
+      assertThat(hookCall.getSpanContext().isSampled()).isTrue();
+      assertThat(traceparents).contains("00-" + sync.getTraceId() + "-" + hookCall.getSpanId() + "-"
+          + hookCall.getSpanContext().getTraceFlags().asHex());
+      SpanData served = await().atMost(TIMEOUT).until(() -> hookSpans.getFinishedSpanItems().stream()
+          .filter(span -> span.getParentSpanId().equals(hookCall.getSpanId())).findFirst(), Optional::isPresent)
+          .orElseThrow();
+      assertThat(served.getName()).isEqualTo("POST /sync");
+      assertThat(served.getTraceId()).isEqualTo(sync.getTraceId());
+      assertThat(served.getKind()).isEqualTo(SpanKind.SERVER);
+    }
+  }
+
+  /** The spans {@code name} whose parent is {@code parent}, in its trace. */
+  private static List<SpanData> children(InMemorySpanExporter spans, SpanData parent, String name) {
+    return spans.getFinishedSpanItems().stream()
+        .filter(span -> span.getName().equals(name) && span.getParentSpanId().equals(parent.getSpanId())
+            && span.getTraceId().equals(parent.getTraceId()))
+        .toList();
   }
 }
