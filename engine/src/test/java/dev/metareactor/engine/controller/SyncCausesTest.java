@@ -1,5 +1,7 @@
 package dev.metareactor.engine.controller;
 
+import static dev.metareactor.engine.testing.KubeObjectBuilder.nextVersionOf;
+import static dev.metareactor.engine.testing.KubeObjectBuilder.object;
 import static dev.metareactor.engine.testing.ObjectEvents.updated;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
@@ -10,6 +12,7 @@ import dev.metareactor.engine.cli.EngineCommand;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.controller.composite.CompositeController;
+import dev.metareactor.engine.controller.map.MapController;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.history.ParentRef;
 import dev.metareactor.engine.history.SyncEntry;
@@ -21,6 +24,10 @@ import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.WriteFence;
 import dev.metareactor.engine.queue.Trigger;
+import dev.metareactor.engine.shard.Membership;
+import dev.metareactor.engine.shard.Rendezvous;
+import dev.metareactor.engine.shard.ShardAssigner;
+import dev.metareactor.engine.shard.ShardKeys;
 import dev.metareactor.engine.shard.Sharding;
 import dev.metareactor.engine.testing.FakeInformers;
 import dev.metareactor.engine.testing.FixedDiscovery;
@@ -34,8 +41,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -44,13 +55,18 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code resyncPeriodSeconds} timer and a retry after a failed sync. Each sync's causes reach the worker, which logs
  * them at debug ({@link SyncRunner}) and keeps them in the ring of recent syncs with what the sync did (its wait, its
  * hook call and answer size, its writes, its outcome and error: {@link RecentSyncs}); the routers' own causes are
- * their tests'.
+ * their tests', but the ring's record of two of them is here: a MapController's input change (a whole
+ * MapController) and a shard move ({@code --sharding}, a membership change).
  */
 class SyncCausesTest {
 
   private static final ApiResource THINGS =
       new ApiResource("test.metareactor.dev", "v1", "things", "Thing", true, Set.of("status"));
   private static final ApiResource CONFIG_MAPS = new ApiResource("", "v1", "configmaps", "ConfigMap", true, Set.of());
+  private static final ApiResource OUTPUTS =
+      new ApiResource("test.metareactor.dev", "v1", "outputs", "Output", true, Set.of("status"));
+  private static final ApiResource LEASES =
+      new ApiResource("coordination.k8s.io", "v1", "leases", "Lease", true, Set.of());
 
   private final RecordingApi api = new RecordingApi();
   private final FakeInformers informers = new FakeInformers();
@@ -82,24 +98,13 @@ class SyncCausesTest {
 
   @Test
   void eachSyncIsLoggedWithTheCausesItsHostGaveIt() {
-    // The writes wrapped as the engine wraps them, for the ring of recent syncs to see them.
-    ControllerContext context = new ControllerContext(EngineCommand.parse(), new FixedDiscovery(THINGS, CONFIG_MAPS),
-        informers, new SyncRecordingApi(api), new EventRecorder(api, new RateLimit(100, 100),
-            Scheduling.production().wallClock(), "test"),
-        hooks, new SimpleMeterRegistry(), Scheduling.production(), Sharding.disabled(), WriteFence.OPEN, Tracing.OFF,
-        history);
+    ControllerContext context = context(Sharding.disabled(), THINGS, CONFIG_MAPS);
     KubeObject parent = KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
         {"apiVersion": "test.metareactor.dev/v1", "kind": "Thing",
          "metadata": {"name": "a", "namespace": "team", "uid": "a-uid", "generation": 1, "resourceVersion": "7"},
          "spec": {}}"""));
     informers.of(THINGS).put(parent);
-    controller = CompositeController.kind().factory().create(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
-        {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
-         "metadata": {"name": "things", "uid": "controller-uid"},
-         "spec": {"generateSelector": true, "resyncPeriodSeconds": 1,
-                  "parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
-                  "childResources": [{"apiVersion": "v1", "resource": "configmaps"}],
-                  "hooks": {"sync": {"webhook": {"url": "%s"}}}}}""".formatted(hook.url("/sync")))), context);
+    controller = CompositeController.kind().factory().create(compositeController(), context);
     controller.start().subscribe();
     await().until(() -> controller.phase() == HostedController.Phase.RUNNING);
     await().atMost(Duration.ofSeconds(10)).until(() -> !logged.causes().isEmpty());
@@ -140,5 +145,102 @@ class SyncCausesTest {
     }).anySatisfy(sync -> assertThat(sync.causes()).extracting(Trigger::cause).contains(Trigger.Cause.RETRY_FAILED))
         .anySatisfy(sync -> assertThat(sync.causes()).extracting(Trigger::cause)
             .containsExactly(Trigger.Cause.RESYNC_PERIOD)));
+  }
+
+  /**
+   * A MapController's input changed: its parent's next sync is kept in the parent's ring with the input named as
+   * its cause (MapRouter's {@code input changed: ConfigMap team/in (updated)}).
+   */
+  @Test
+  void aMapInputChangeIsKeptInItsParentsRingNamingTheInput() {
+    HookServer map = HookServer.builder().route("/map", request -> {
+      ObjectNode answer = KubeJson.nodes().objectNode();
+      answer.putArray("outputs").addObject().put("apiVersion", OUTPUTS.apiVersion()).put("kind", OUTPUTS.kind())
+          .putObject("metadata").put("name", "a-in");
+      return answer;
+    }).start();
+    try {
+      ControllerContext context = context(Sharding.disabled(), THINGS, CONFIG_MAPS, OUTPUTS);
+      informers.of(THINGS).put(object(THINGS, "team", "a").field("spec", "{\"selector\": {\"matchLabels\":"
+          + " {\"team\": \"x\"}}}").build());
+      KubeObject input = object(CONFIG_MAPS, "team", "in").label("team", "x").field("data", "{\"v\": \"1\"}")
+          .build();
+      informers.of(CONFIG_MAPS).put(input);
+      controller = MapController.kind().factory().create(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
+          {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "MapController",
+           "metadata": {"name": "maps", "uid": "controller-uid"},
+           "spec": {"parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
+                    "inputResources": [{"apiVersion": "v1", "resource": "configmaps"}],
+                    "outputResources": [{"apiVersion": "test.metareactor.dev/v1", "resource": "outputs"}],
+                    "hooks": {"map": {"webhook": {"url": "%s"}}}}}""".formatted(map.url("/map")))), context);
+      controller.start().subscribe();
+      await().until(() -> controller.phase() == HostedController.Phase.RUNNING);
+      ParentRef parent = ParentRef.of("MapController", "maps", "team", "a");
+      await().atMost(Duration.ofSeconds(10)).until(() -> history.parent(parent) != null);
+
+      KubeObject changed = nextVersionOf(input).field("data", "{\"v\": \"2\"}").build();
+      informers.of(CONFIG_MAPS).put(changed).deliver(updated(input, changed));
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(history.parent(parent).syncs())
+          .anySatisfy(sync -> {
+            assertThat(sync.causes()).contains(
+                Trigger.about(Trigger.Cause.MAP_INPUT, Trigger.Change.UPDATED, "ConfigMap", "team", "in"));
+            assertThat(sync.outcome()).isEqualTo("success");
+            assertThat(sync.hookCalls()).isEqualTo(1);
+          }));
+    } finally {
+      map.close();
+    }
+  }
+
+  /**
+   * With {@code --sharding}, a parent of this replica's share that another shard owns once it joins (a membership
+   * change) is synced again to be moved there: that sync is kept in the parent's ring as a shard move.
+   */
+  @Test
+  void aShardMoveIsKeptInTheMovedParentsRing() {
+    AtomicLong now = new AtomicLong();
+    Membership membership = new Membership("a", Duration.ofSeconds(15), now::get);
+    ShardAssigner assigner = new ShardAssigner(api, informers, membership, shard -> Mono.just(false), Duration.ZERO,
+        Schedulers.immediate(), new SimpleMeterRegistry());
+    try {
+      ControllerContext context = context(Sharding.of(membership, assigner), THINGS, CONFIG_MAPS);
+      // A parent of shard a's that shard c owns once it is there.
+      String uid = IntStream.iterate(0, i -> i + 1).mapToObj(i -> "uid-" + i)
+          .filter(candidate -> "c".equals(Rendezvous.owner(candidate, List.of("a", "c")))).findFirst().orElseThrow();
+      informers.of(THINGS).put(object(THINGS, "team", "a").uid(uid)
+          .label(ShardKeys.ownerLabel("CompositeController", "things"), "a").field("spec", "{}").build());
+      controller = CompositeController.kind().factory().create(compositeController(), context);
+      controller.start().subscribe();
+      await().until(() -> controller.phase() == HostedController.Phase.RUNNING);
+      ParentRef parent = ParentRef.of("CompositeController", "things", "team", "a");
+      await().atMost(Duration.ofSeconds(10)).until(() -> history.parent(parent) != null);
+
+      membership.observe(object(LEASES, "team", "lease-c").label(ShardKeys.SHARD, "c")
+          .field("spec", "{\"holderIdentity\":\"c_1\",\"renewTime\":\"t\"}").build());
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(history.parent(parent).syncs())
+          .anySatisfy(sync -> assertThat(sync.causes()).containsExactly(Trigger.of(Trigger.Cause.SHARD_MOVE))));
+    } finally {
+      assigner.close();
+    }
+  }
+
+  /** A context over the fakes, with {@code sharding}, discovering {@code resources}. */
+  private ControllerContext context(Sharding sharding, ApiResource... resources) {
+    // The writes wrapped as the engine wraps them, for the ring of recent syncs to see them.
+    return new ControllerContext(EngineCommand.parse(), new FixedDiscovery(resources), informers,
+        new SyncRecordingApi(api), new EventRecorder(api, new RateLimit(100, 100),
+            Scheduling.production().wallClock(), "test"),
+        hooks, new SimpleMeterRegistry(), Scheduling.production(), sharding, WriteFence.OPEN, Tracing.OFF, history);
+  }
+
+  /** CompositeController {@code things} of Things with ConfigMap children, resynced every second, and the hook. */
+  private KubeObject compositeController() {
+    return KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
+         "metadata": {"name": "things", "uid": "controller-uid"},
+         "spec": {"generateSelector": true, "resyncPeriodSeconds": 1,
+                  "parentResource": {"apiVersion": "test.metareactor.dev/v1", "resource": "things"},
+                  "childResources": [{"apiVersion": "v1", "resource": "configmaps"}],
+                  "hooks": {"sync": {"webhook": {"url": "%s"}}}}}""".formatted(hook.url("/sync"))));
   }
 }
