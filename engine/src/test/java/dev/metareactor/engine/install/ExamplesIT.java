@@ -67,6 +67,8 @@ class ExamplesIT {
   private static final Example SNAPSHOT_SCHEDULE = new Example("snapshot-schedule", "mapcontroller",
       List.of("snapshot-schedule"), List.of("snapshotschedules.snapshots.examples.metareactor.dev",
           "snapshots.snapshots.examples.metareactor.dev"));
+  private static final Example CONFIGMAP_DIGEST = new Example("configmap-digest", "mapcontroller",
+      List.of("configmap-digest"), List.of("configmapdigests.examples.metareactor.dev"));
   private static final Example CATSET = Example.composite("catset", "catsets.examples.metareactor.dev");
   private static final Example BLUEGREEN = Example.composite("bluegreen",
       "bluegreendeployments.examples.metareactor.dev");
@@ -93,8 +95,9 @@ class ExamplesIT {
 
   /**
    * One run of a script: the example, a name for it and the extra environment it runs with. Hello-world with the
-   * Python hook (its default) and with the Java one; a MapController, Snapshots of the selected PVCs, one per
-   * interval, a deleted PVC's kept until their TTL (snapshot-schedule); a StatefulSet-like parent, ordered start and a
+   * Python hook (its default) and with the Java one; MapControllers: Snapshots of the selected PVCs, one per
+   * interval, a deleted PVC's kept until their TTL (snapshot-schedule), a digest ConfigMap of each selected ConfigMap,
+   * a deleted one's kept while its parent says so (configmap-digest); a StatefulSet-like parent, ordered start and a
    * rolling update of its Pods one at a time, RollingRecreate (catset); two ReplicaSets and a Service, a new template
    * on the idle color, the Service switched once it is ready (bluegreen); hello-world's sync hook as a CEL
    * expression, no hook server (hello-world-cel); numbered Pods, parallelism and a failed Pod replaced (indexedjob);
@@ -150,7 +153,8 @@ class ExamplesIT {
         List.of(new Run(CATSET), new Run(CLUSTEREDPARENT), new Run(HELLO_WORLD_CEL)),
         List.of(new Run(BLUEGREEN), new Run(CRD_ROLES), new Run(GLOBAL_CONFIG_MAP)),
         List.of(new Run(INDEXEDJOB), new Run(SERVICE_PER_POD)),
-        List.of(new Run(DAEMONJOB), new Run(CONFIGMAP_PROPAGATION), new Run(SECRET_PROPAGATION)));
+        List.of(new Run(DAEMONJOB), new Run(CONFIGMAP_PROPAGATION), new Run(SECRET_PROPAGATION),
+            new Run(CONFIGMAP_DIGEST)));
     engine = EngineUnderTest.startHostingAll(cluster, "--apply-strategy=" + strategy.flagValue());
     ExecutorService pool = Executors.newFixedThreadPool(lanes.size());
     try {
