@@ -21,11 +21,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -71,12 +73,13 @@ public final class WhyCommand implements Callable<Integer> {
   String leaseId;
 
   @Option(names = "--shard", paramLabel = "NAME", defaultValue = "",
-      description = "With --sharding: the shard that owns the parent (its label " + ShardKeys.PREFIX + "... names "
-          + "it); its Lease is asked instead of the leader's.")
+      description = "With --sharding: ask this shard's Lease instead of the one the parent's label "
+          + ShardKeys.PREFIX + "... names.")
   String shard;
 
-  @Option(names = "--engine-port", paramLabel = "PORT", defaultValue = "9999",
-      description = "The engine's metrics port, to reach it through the API server (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--engine-port", paramLabel = "PORT", defaultValue = "0",
+      description = "The engine's metrics port, to reach it through the API server; 0: the engine pod's container "
+          + "port named metrics, else " + EngineFinder.DEFAULT_PORT + " (default: ${DEFAULT-VALUE}).")
   int port;
 
   @Option(names = "--hot-loop", paramLabel = "N", defaultValue = "10",
@@ -102,7 +105,7 @@ public final class WhyCommand implements Callable<Integer> {
   @Nullable String controller;
 
   @Parameters(index = "1", paramLabel = "[NAMESPACE/]PARENT",
-      description = "The parent (a MapController's: its input); no namespace for a cluster-scoped one.")
+      description = "The parent; no namespace for a cluster-scoped one.")
   @Nullable String parent;
 
   private final PrintWriter out;
@@ -133,7 +136,7 @@ public final class WhyCommand implements Callable<Integer> {
     }
     ParentRef ref = parentRef(Objects.requireNonNull(controller), Objects.requireNonNull(parent));
     String page = SyncPages.path(ref);
-    JsonNode found = engine.isBlank() ? throughApiServer(page) : direct(page);
+    JsonNode found = engine.isBlank() ? throughApiServer(ref, page) : direct(page);
     if (found == null) {
       return ERROR;
     }
@@ -184,16 +187,19 @@ public final class WhyCommand implements Callable<Integer> {
     }
   }
 
-  private @Nullable JsonNode throughApiServer(String page) {
-    EngineFinder finder = new EngineFinder(namespace, shard.isBlank() ? leaseId
-        : ShardKeys.leaseName(leaseId, shard), port);
+  private @Nullable JsonNode throughApiServer(ParentRef ref, String page) {
+    EngineFinder finder = new EngineFinder(namespace, port);
+    OwningLease owning = new OwningLease(leaseId);
+    String given = owning.leaseOf(shard);
+    AtomicReference<String> lease = new AtomicReference<>(given);
     try (KubeApi api = new KubeApi(KubeConfig.load(kubeconfig), 2)) {
-      return finder.fetch(api, page).block(timeout);
+      Mono<String> leaseName = shard.isBlank() ? owning.of(api, ref).doOnNext(lease::set) : Mono.just(given);
+      return leaseName.flatMap(name -> finder.fetch(api, name, page)).block(timeout);
     } catch (RuntimeException e) {
       int code = ApiException.codeOf(e);
       if (code == 404 && e instanceof ApiException api && api.getMessage() != null
           && api.getMessage().contains("/leases/")) {
-        fail(err, "no Lease " + namespace + "/" + finder.lease() + ": the engine runs without --leader-election"
+        fail(err, "no Lease " + namespace + "/" + lease.get() + ": the engine runs without --leader-election"
             + " (give --engine URL), or in another namespace (-n) or with another --leader-election-id");
         return null;
       }

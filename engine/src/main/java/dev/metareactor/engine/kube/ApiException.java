@@ -31,7 +31,8 @@ public final class ApiException extends RuntimeException {
     try {
       JsonNode status = KubeJson.mapper().readTree(body);
       reason = status.path("reason").asString("");
-      message = status.path("message").asString("");
+      // A Status says it in message; what the API server proxies (a pod's or a service's answer) may say it in error.
+      message = status.path("message").asString(status.path("error").asString(""));
     } catch (RuntimeException e) {
       message = new String(body, 0, Math.min(body.length, 512), StandardCharsets.UTF_8);
     }

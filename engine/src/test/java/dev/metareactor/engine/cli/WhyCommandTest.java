@@ -3,11 +3,13 @@ package dev.metareactor.engine.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.metareactor.engine.api.ResourceRule;
 import dev.metareactor.engine.history.EngineFinder;
 import dev.metareactor.engine.history.ParentRef;
 import dev.metareactor.engine.history.SyncEntry;
 import dev.metareactor.engine.history.SyncHistory;
 import dev.metareactor.engine.history.SyncPages;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.http.ManagementServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -106,11 +108,37 @@ class WhyCommandTest {
   }
 
   @Test
-  void theEngineIsTheLeaseHoldersPodReachedThroughTheApiServer() {
+  void theEngineIsTheLeaseHoldersPodReachedThroughTheApiServerOnItsPortNamedMetrics() {
     assertThat(EngineFinder.podOf("metareactor-7d9f-abcde_0b7c7a4e-1d6f-4a55-9d35-3f1f0b1e7a10"))
         .isEqualTo("metareactor-7d9f-abcde");
-    assertThat(new EngineFinder("metacontroller", "metacontroller", 9999).proxyPath("metareactor-0",
-        SyncPages.path(PARENT))).isEqualTo("/api/v1/namespaces/metacontroller/pods/metareactor-0:9999/proxy/"
+    assertThat(new EngineFinder("metacontroller", 0).proxyPath("metareactor-0", 9999, SyncPages.path(PARENT)))
+        .isEqualTo("/api/v1/namespaces/metacontroller/pods/metareactor-0:9999/proxy/"
             + "debug/syncs/compositecontroller/things/team/a");
+    assertThat(EngineFinder.metricsPort(KubeJson.mapper().readTree("""
+        {"spec": {"containers": [{"name": "engine", "ports": [{"name": "probes", "containerPort": 8081},
+          {"name": "metrics", "containerPort": 9090}]}]}}"""))).isEqualTo(9090);
+    assertThat(EngineFinder.metricsPort(KubeJson.mapper().readTree("""
+        {"spec": {"containers": [{"name": "engine", "ports": [{"containerPort": 8081}]}]}}""")))
+        .isEqualTo(EngineFinder.DEFAULT_PORT);
+    assertThatThrownBy(() -> new EngineFinder("metacontroller", 70_000)).hasMessageContaining("port");
+  }
+
+  @Test
+  void theLeaseToAskIsTheOwningShardsNamedByTheParentsLabelElseTheLeaders() {
+    OwningLease owning = new OwningLease("metacontroller");
+    assertThat(owning.leaseOf("")).isEqualTo("metacontroller");
+    assertThat(owning.leaseOf("s2")).isEqualTo("metacontroller-shard-s2");
+    assertThat(OwningLease.path(new ResourceRule("v1", "configmaps"), PARENT))
+        .isEqualTo("/api/v1/namespaces/team/configmaps/a");
+    assertThat(OwningLease.path(new ResourceRule("example.com/v1", "things"),
+        ParentRef.of("CompositeController", "things", "", "a"))).isEqualTo("/apis/example.com/v1/things/a");
+    assertThat(OwningLease.resourcesOf("DecoratorController", KubeJson.mapper().readTree("""
+        {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "DecoratorController", "metadata": {"name": "d"},
+         "spec": {"resources": [{"apiVersion": "v1", "resource": "services"},
+                                {"apiVersion": "apps/v1", "resource": "statefulsets"}],
+                  "hooks": {"sync": {"webhook": {"url": "http://hook/sync"}}}}}""")))
+        .containsExactly(new ResourceRule("v1", "services"), new ResourceRule("apps/v1", "statefulsets"));
+    assertThatThrownBy(() -> OwningLease.resourcesOf("Deployment", KubeJson.mapper().readTree("{}")))
+        .hasMessageContaining("not a controller object");
   }
 }

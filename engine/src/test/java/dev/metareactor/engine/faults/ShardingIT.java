@@ -3,14 +3,22 @@ package dev.metareactor.engine.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.metareactor.engine.cli.WhyCommand;
 import dev.metareactor.engine.it.EngineProcess;
 import dev.metareactor.engine.shard.Rendezvous;
 import dev.metareactor.engine.shard.ShardKeys;
 import dev.metareactor.testing.k8s.LoopbackPorts;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,6 +64,8 @@ class ShardingIT extends FaultSuite {
 
   /** The most hook calls a replica can have past the fence when it is stopped: a worker each, three controllers. */
   private static final int CALLS_PAST_THE_FENCE = 3 * 16;
+  /** Where the API server reaches the replicas' metrics servers through its pod proxy (see {@link #hostAddress}). */
+  private static final InetAddress HOST_ADDRESS = hostAddress();
 
   @Override
   int parentCount() {
@@ -89,6 +99,7 @@ class ShardingIT extends FaultSuite {
     assertNoParentSyncedByTwoAtOnce();
     assertThat(syncedByMoreThanOne(0)).as("parents synced by more than one replica").isEmpty();
     assertCachesHoldOnlyTheirShare();
+    whyFindsTheShardThatOwnsEachParent(first);
 
     // A fourth replica: its owners move about a quarter of the parents to it.
     int mark = load.calls.size();
@@ -244,11 +255,86 @@ class ShardingIT extends FaultSuite {
     });
   }
 
+  /**
+   * {@code metareactor why} given nothing but a kubeconfig finds the replica that syncs a parent: the parent's owner
+   * label names the shard, the shard's Lease the pod, the pod its port named {@code metrics}, and the page comes
+   * through the API server's pod proxy. The control plane has no kubelet, so each replica stands in for a pod: a Pod
+   * object named as the replica's host name (which its Lease's holder identity starts with), its status giving this
+   * machine's address, where the replica's metrics server listens. Asking another shard's Lease for the same parent
+   * finds no record: only the owner syncs it.
+   */
+  private void whyFindsTheShardThatOwnsEachParent(Map<String, Set<String>> parentsByShard) {
+    String controller = "compositecontroller/" + load.hostedBy + "-composite";
+    for (Replica replica : replicas.values()) {
+      String parent = load.cluster.namespace() + "/" + parentsByShard.get(replica.shard()).iterator().next();
+      StringWriter out = new StringWriter();
+      StringWriter err = new StringWriter();
+      int code = WhyCommand.execute(new String[] {"--kubeconfig=" + load.cluster.kubeconfig(),
+          "-n", load.cluster.namespace(), "--leader-election-id=" + installation, controller, parent},
+          new PrintWriter(out, true), new PrintWriter(err, true));
+      assertThat(code).as("why %s %s (owned by %s): %s", controller, parent, replica.shard(), err)
+          .isIn(WhyCommand.CLEAN, WhyCommand.FLAGGED);
+      assertThat(out.toString()).startsWith(controller + " " + parent + ": ").contains("synced because");
+
+      String other = replicas.keySet().stream().filter(shard -> !shard.equals(replica.shard())).findFirst()
+          .orElseThrow();
+      StringWriter otherErr = new StringWriter();
+      assertThat(WhyCommand.execute(new String[] {"--kubeconfig=" + load.cluster.kubeconfig(),
+          "-n", load.cluster.namespace(), "--leader-election-id=" + installation, "--shard=" + other, controller,
+          parent}, new PrintWriter(new StringWriter(), true), new PrintWriter(otherErr, true)))
+          .as("why through %s, which does not own %s", other, parent).isEqualTo(WhyCommand.ERROR);
+      assertThat(otherErr.toString()).contains("no sync");
+    }
+  }
+
+  /** The Pod object a replica stands for: named as its host name, at this machine's address, metrics port named. */
+  private void createPodFor(String pod, int metricsPort) {
+    String address = HOST_ADDRESS.getHostAddress();
+    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> load.cluster.kubectlWithInput("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: %s, namespace: %s}
+        spec:
+          automountServiceAccountToken: false
+          containers:
+          - name: engine
+            image: metareactor:it
+            ports: [{name: probes, containerPort: 8081}, {name: metrics, containerPort: %d}]
+        """.formatted(pod, load.cluster.namespace(), metricsPort), "apply", "-f", "-").orThrow());
+    String status = """
+        {"status": {"phase": "Running", "podIP": "%s", "podIPs": [{"ip": "%s"}]}}""".formatted(address, address);
+    load.cluster.kubectl("-n", load.cluster.namespace(), "patch", "pod", pod, "--subresource=status",
+        "--type=merge", "-p", status).orThrow();
+  }
+
+  /**
+   * This machine's first address that the API server's pod proxy accepts (not loopback, not link-local: it refuses
+   * those); the replicas' metrics servers listen on every address.
+   */
+  private static InetAddress hostAddress() {
+    try {
+      for (NetworkInterface face : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+        for (InetAddress address : Collections.list(face.getInetAddresses())) {
+          if (face.isUp() && address instanceof Inet4Address && !address.isLoopbackAddress()
+              && !address.isLinkLocalAddress() && !address.isAnyLocalAddress()) {
+            return address;
+          }
+        }
+      }
+    } catch (SocketException e) {
+      throw new IllegalStateException("cannot list this machine's network interfaces", e);
+    }
+    throw new IllegalStateException("this machine has no IPv4 address but loopback: the API server's pod proxy, "
+        + "which `metareactor why` reaches the engine through, refuses loopback addresses");
+  }
+
   private void start(String shard) {
     int metrics = LoopbackPorts.free();
     int health = LoopbackPorts.free();
-    EngineProcess process = EngineProcess.start(logs().resolve(shard + ".log"),
-        "--kubeconfig=" + load.cluster.kubeconfig(), "--metrics-address=127.0.0.1:" + metrics,
+    String pod = installation + "-" + shard;
+    createPodFor(pod, metrics);
+    EngineProcess process = EngineProcess.start(logs().resolve(shard + ".log"), Map.of("HOSTNAME", pod),
+        "--kubeconfig=" + load.cluster.kubeconfig(), "--metrics-address=0.0.0.0:" + metrics,
         "--health-probe-bind-address=127.0.0.1:" + health,
         "--target-label-selector=metareactor.dev/hosted-by=" + load.hostedBy, "--discovery-interval=1s",
         "--workers=16", "--client-go-qps=300", "--client-go-burst=600", "--shutdown-timeout=10s",
