@@ -241,7 +241,7 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
                 .map(type -> new ShardedController.Synced(type.resource(), type::responsibleFor)).toList(),
             which -> {
               if (phase == Phase.RUNNING) {
-                wired.keysOf(which).forEach(key -> made.add(key, Trigger.of(Trigger.Cause.SHARD_MOVE)));
+                wired.keysOf(which).forEach(key -> made.add(key, Trigger.of(Trigger.Cause.SHARD_LEAVING)));
               }
             }, wired::responsibleCount));
         materials.watch().forEach(holdings::lease);

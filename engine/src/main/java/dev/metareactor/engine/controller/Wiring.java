@@ -161,7 +161,7 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
     open("subscribe");
     holdings.untilStop(informer.events().subscribe(event -> {
       try {
-        route.accept(ownWrites.mark(event));
+        route.accept(shard.mark(ownWrites.mark(event)));
       } catch (RuntimeException e) {
         log.error("{} {}: routing a {} event of {} failed", kind, name, what, event.object().describe(), e);
       }

@@ -17,10 +17,10 @@ import tools.jackson.databind.node.ObjectNode;
  * @param type what happened
  * @param previous the object before an update, {@code null} for add and delete
  * @param object the object added or updated, or the last known state of a deleted one
- * @param ownWrite whether the event shows exactly what a write of the controller routing it made: the write coming
- *     back, not a change (only the controller that wrote it knows; informers deliver every event unmarked)
+ * @param origin what the controller routing the event knows of where it comes from (informers deliver every event
+ *     as {@link Origin#UNKNOWN}; only the controller knows its own writes and its shard's moves)
  */
-public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject object, boolean ownWrite) {
+public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject object, Origin origin) {
 
   /** The annotation by which someone asks for a sync of an object (upstream's #43 and #675). */
   public static final String SYNC_REQUESTED_AT = "metacontroller.k8s.io/sync-requested-at";
@@ -32,19 +32,46 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
     DELETED
   }
 
+  /** Where an event comes from, as far as the controller routing it knows. */
+  public enum Origin {
+    /** Nothing known: a change someone made (what informers deliver). */
+    UNKNOWN,
+    /**
+     * It shows exactly what a write of the controller routing it made: the write coming back, not a change
+     * ({@link dev.metareactor.engine.queue.Trigger.Cause#ECHO}).
+     */
+    OWN_WRITE,
+    /**
+     * An object that appeared in this replica's sharded cache because it was moved to this replica's shard, not
+     * created ({@link dev.metareactor.engine.queue.Trigger.Cause#SHARD_MOVE}).
+     */
+    MOVED_IN
+  }
+
   public ObjectEvent {
     Objects.requireNonNull(type, "type");
     Objects.requireNonNull(object, "object");
+    Objects.requireNonNull(origin, "origin");
   }
 
-  /** An event as an informer delivers it: not known to be anyone's own write. */
+  /** An event as an informer delivers it: its origin unknown. */
   public ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject object) {
-    this(type, previous, object, false);
+    this(type, previous, object, Origin.UNKNOWN);
+  }
+
+  /** Whether the event shows exactly what a write of the controller routing it made ({@link Origin#OWN_WRITE}). */
+  public boolean ownWrite() {
+    return origin == Origin.OWN_WRITE;
   }
 
   /** This event, known to show what a write of the controller routing it made. */
   public ObjectEvent asOwnWrite() {
-    return new ObjectEvent(type, previous, object, true);
+    return new ObjectEvent(type, previous, object, Origin.OWN_WRITE);
+  }
+
+  /** This event, known to bring an object moved to this replica's shard. */
+  public ObjectEvent asMovedIn() {
+    return new ObjectEvent(type, previous, object, Origin.MOVED_IN);
   }
 
   /**
@@ -112,8 +139,9 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
    * Why this event asks for a sync of the object it is about: its creation, deletion, a changed
    * {@value #SYNC_REQUESTED_AT} annotation, its spec (its generation; any change but of metadata for an object
    * whose generation the API server does not keep, like a ConfigMap's data), its labels, annotations, finalizers or
-   * deletion, its status alone, the informer replaying its cache, or the controller's own write coming back
-   * ({@link #ownWrite}: {@link Trigger.Cause#ECHO}). Shared constants: nothing is allocated.
+   * deletion, its status alone, the informer replaying its cache, the controller's own write coming back
+   * ({@link Origin#OWN_WRITE}: {@link Trigger.Cause#ECHO}), or its move to this replica's shard ({@link
+   * Origin#MOVED_IN}: {@link Trigger.Cause#SHARD_MOVE}). Shared constants: nothing is allocated.
    */
   public Trigger trigger() {
     return Trigger.of(cause());
@@ -124,12 +152,12 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
       return Trigger.Cause.CACHE_FLUSH;
     }
     if (type == Type.ADDED) {
-      return Trigger.Cause.CREATED;
+      return origin == Origin.MOVED_IN ? Trigger.Cause.SHARD_MOVE : Trigger.Cause.CREATED;
     }
     if (type == Type.DELETED || previous == null) {
       return Trigger.Cause.DELETED;
     }
-    if (ownWrite) {
+    if (origin == Origin.OWN_WRITE) {
       return Trigger.Cause.ECHO;
     }
     if (!Objects.equals(previous.annotations().get(SYNC_REQUESTED_AT), object.annotations().get(SYNC_REQUESTED_AT))) {
@@ -170,7 +198,7 @@ public record ObjectEvent(Type type, @Nullable KubeObject previous, KubeObject o
    * any other is a change of a child ({@link Trigger.Cause#CHILD}).
    */
   public Trigger ownedTrigger(KubeObject owned) {
-    boolean echo = type == Type.ADDED || (ownWrite && type == Type.UPDATED);
+    boolean echo = type == Type.ADDED || (origin == Origin.OWN_WRITE && type == Type.UPDATED);
     return triggerAbout(echo ? Trigger.Cause.ECHO : Trigger.Cause.CHILD, owned);
   }
 

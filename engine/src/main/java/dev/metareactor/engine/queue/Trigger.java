@@ -63,8 +63,16 @@ public record Trigger(Cause cause, Change change, String kind, String namespace,
     RETRY_LATER(Lane.BACKGROUND, "retry when asked (Retry-After)"),
     /** The last run was cancelled before it finished. */
     RETRY_CANCELLED(Lane.BACKGROUND, "retry of a cancelled run"),
-    /** The key's object moved to this replica ({@code --sharding}). */
+    /**
+     * The key's object moved to this replica's shard ({@code --sharding}): it appeared in this replica's caches
+     * with the annotation its mover writes ({@link dev.metareactor.engine.shard.Handover}).
+     */
     SHARD_MOVE(Lane.BACKGROUND, "moved to this shard"),
+    /**
+     * The shards changed ({@code --sharding}: a replica joined or left) and the key's object belongs to another one
+     * now: synced to be moved there.
+     */
+    SHARD_LEAVING(Lane.BACKGROUND, "moving to another shard"),
     /** The engine (or the controller) started: the initial list of its caches. */
     START(Lane.BACKGROUND, "controller started");
 

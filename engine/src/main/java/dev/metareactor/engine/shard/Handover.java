@@ -73,12 +73,10 @@ public final class Handover {
 
   /**
    * The annotation's value: {@code <resource>[.<group>]=<resourceVersion>} for each resource, comma-separated, in
-   * order of the names; {@code null} (the annotation removed) when nothing moved with the parent.
+   * order of the names; empty when nothing moved with the parent (kept all the same: the annotation also tells
+   * the new owner that the parent moved to it, {@link ShardParticipant#mark}).
    */
-  static @Nullable String annotationValue(Map<String, String> versions) {
-    if (versions.isEmpty()) {
-      return null;
-    }
+  static String annotationValue(Map<String, String> versions) {
     StringBuilder value = new StringBuilder();
     new TreeMap<>(versions).forEach((resource, version) ->
         value.append(value.length() == 0 ? "" : ",").append(resource).append('=').append(version));

@@ -287,9 +287,11 @@ public final class ShardAssigner implements AutoCloseable {
                   .filter(child -> !living.contains(child.labels().get(label)))
                   .flatMap(child -> moveOwned(resource, child, parents, moved), IN_PARALLEL))
               .then()))
+          // A parent that had no owner is assigned without the annotation, so that its owner sees a new parent.
           .then(Mono.defer(() -> Flux.fromIterable(parents.values())
               .flatMap(move -> relabel(move.resource(), move.object(), ShardMover.handoverPatch(label,
-                  move.shard(), null, moved.getOrDefault(move.object().storedUid(), Map.of()))), IN_PARALLEL)
+                  move.shard(), null, move.object().labels().containsKey(label)
+                      ? moved.getOrDefault(move.object().storedUid(), Map.of()) : null)), IN_PARALLEL)
               .then()))
           .doOnSuccess(done -> {
             if (!parents.isEmpty()) {

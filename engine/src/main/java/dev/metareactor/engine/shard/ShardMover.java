@@ -164,12 +164,18 @@ public final class ShardMover {
 
   /**
    * The {@link #labelPatch} of a parent handed to {@code shard}, with the {@link Handover} annotation of the versions
-   * its owned objects got (removed when none moved with it).
+   * its owned objects got (empty when none moved with it); {@code versions} {@code null} for a parent given its first
+   * owner, whose annotation is removed (it did not move: {@link ShardParticipant#mark}).
    */
   static ObjectNode handoverPatch(String label, String shard, @Nullable String resourceVersion,
-      Map<String, String> versions) {
+      @Nullable Map<String, String> versions) {
     ObjectNode patch = labelPatch(label, shard, resourceVersion);
-    ((ObjectNode) patch.get("metadata")).putObject("annotations").put(label, Handover.annotationValue(versions));
+    ObjectNode annotations = ((ObjectNode) patch.get("metadata")).putObject("annotations");
+    if (versions == null) {
+      annotations.putNull(label);
+    } else {
+      annotations.put(label, Handover.annotationValue(versions));
+    }
     return patch;
   }
 }

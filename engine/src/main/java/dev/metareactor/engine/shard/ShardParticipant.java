@@ -2,6 +2,7 @@ package dev.metareactor.engine.shard;
 
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.informer.Informers;
+import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
@@ -129,6 +130,17 @@ public final class ShardParticipant {
         LOG.warn("{} {}: leaving the sharder failed", kind, name, e);
       }
     }, changes, () -> meters.remove(gauge));
+  }
+
+  /**
+   * With {@code --sharding}: {@code event} marked {@link ObjectEvent.Origin#MOVED_IN} when it brings into this
+   * replica's caches an object moved to its shard, not a new one. Whoever moves a parent writes the {@link Handover}
+   * annotation on it (keyed by the owner label) in the same patch as the label that brings it here; an object
+   * created since, or assigned for the first time, has none. Without sharding, the event as it is.
+   */
+  public ObjectEvent mark(ObjectEvent event) {
+    return sharding.enabled() && event.type() == ObjectEvent.Type.ADDED
+        && event.object().annotations().containsKey(ownerLabel) ? event.asMovedIn() : event;
   }
 
   /**

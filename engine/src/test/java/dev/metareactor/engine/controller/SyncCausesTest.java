@@ -196,7 +196,8 @@ class SyncCausesTest {
 
   /**
    * With {@code --sharding}, a parent of this replica's share that another shard owns once it joins (a membership
-   * change) is synced again to be moved there: that sync is kept in the parent's ring as a shard move.
+   * change) is synced again to be moved there: that sync is kept in the parent's ring as leaving (the new owner's
+   * first sync of it is kept as a move to its shard: ShardParticipantTest, ShardingIT).
    */
   @Test
   void aShardMoveIsKeptInTheMovedParentsRing() {
@@ -220,7 +221,7 @@ class SyncCausesTest {
       membership.observe(object(LEASES, "team", "lease-c").label(ShardKeys.SHARD, "c")
           .field("spec", "{\"holderIdentity\":\"c_1\",\"renewTime\":\"t\"}").build());
       await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(history.parent(parent).syncs())
-          .anySatisfy(sync -> assertThat(sync.causes()).containsExactly(Trigger.of(Trigger.Cause.SHARD_MOVE))));
+          .anySatisfy(sync -> assertThat(sync.causes()).containsExactly(Trigger.of(Trigger.Cause.SHARD_LEAVING))));
     } finally {
       assigner.close();
     }

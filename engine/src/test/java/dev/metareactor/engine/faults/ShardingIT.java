@@ -116,6 +116,10 @@ class ShardingIT extends FaultSuite {
     assertNoParentSyncedByTwoAtOnce();
     assertThat(returnsToAFormerReplica(mark)).as("parents synced again by a replica after another one had").isEmpty();
     assertNoSyncWithChildrenMissing();
+    String movedParent = owners.entrySet().stream().filter(owner -> owner.getValue().equals("s4"))
+        .map(Map.Entry::getKey).findFirst().orElseThrow();
+    assertThat(why(movedParent)).as("why of a parent moved to s4, found through its label")
+        .contains("synced because moved to this shard");
     load.setValue("two");
     awaitShardedInvariants();
 
@@ -266,15 +270,10 @@ class ShardingIT extends FaultSuite {
   private void whyFindsTheShardThatOwnsEachParent(Map<String, Set<String>> parentsByShard) {
     String controller = "compositecontroller/" + load.hostedBy + "-composite";
     for (Replica replica : replicas.values()) {
-      String parent = load.cluster.namespace() + "/" + parentsByShard.get(replica.shard()).iterator().next();
-      StringWriter out = new StringWriter();
-      StringWriter err = new StringWriter();
-      int code = WhyCommand.execute(new String[] {"--kubeconfig=" + load.cluster.kubeconfig(),
-          "-n", load.cluster.namespace(), "--leader-election-id=" + installation, controller, parent},
-          new PrintWriter(out, true), new PrintWriter(err, true));
-      assertThat(code).as("why %s %s (owned by %s): %s", controller, parent, replica.shard(), err)
-          .isIn(WhyCommand.CLEAN, WhyCommand.FLAGGED);
-      assertThat(out.toString()).startsWith(controller + " " + parent + ": ").contains("synced because");
+      String name = parentsByShard.get(replica.shard()).iterator().next();
+      String parent = load.cluster.namespace() + "/" + name;
+      assertThat(why(name)).as("why %s %s, owned by %s", controller, parent, replica.shard())
+          .startsWith(controller + " " + parent + ": ").contains("synced because");
 
       String other = replicas.keySet().stream().filter(shard -> !shard.equals(replica.shard())).findFirst()
           .orElseThrow();
@@ -285,6 +284,18 @@ class ShardingIT extends FaultSuite {
           .as("why through %s, which does not own %s", other, parent).isEqualTo(WhyCommand.ERROR);
       assertThat(otherErr.toString()).contains("no sync");
     }
+  }
+
+  /** {@code metareactor why} of the composite controller's parent {@code name}, found through the API server. */
+  private String why(String name) {
+    String controller = "compositecontroller/" + load.hostedBy + "-composite";
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = WhyCommand.execute(new String[] {"--kubeconfig=" + load.cluster.kubeconfig(),
+        "-n", load.cluster.namespace(), "--leader-election-id=" + installation, controller,
+        load.cluster.namespace() + "/" + name}, new PrintWriter(out, true), new PrintWriter(err, true));
+    assertThat(code).as("why %s %s: %s", controller, name, err).isIn(WhyCommand.CLEAN, WhyCommand.FLAGGED);
+    return out.toString();
   }
 
   /** The Pod object a replica stands for: named as its host name, at this machine's address, metrics port named. */

@@ -3,6 +3,7 @@ package dev.metareactor.engine.it;
 import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.cli.EngineCommand;
+import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.server.Engine;
 import dev.metareactor.http.metrics.MetricCatalogue;
 import dev.metareactor.testing.k8s.LocalCluster;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Predicate;
+import tools.jackson.databind.JsonNode;
 
 /**
  * A Metareactor engine running in the test JVM against the local control plane, as {@code java -jar} would run
@@ -190,6 +192,27 @@ public final class EngineUnderTest implements AutoCloseable {
   public boolean hasEvent(String namespace, String name, String reason, String text) {
     return eventsAbout(namespace, name).stream()
         .anyMatch(event -> reason.equals(event.getReason()) && event.getMessage().contains(text));
+  }
+
+  /**
+   * The syncs the engine keeps for a parent ({@code /debug/syncs}, oldest first), none when it keeps none.
+   *
+   * @param kind the controller's kind in lower case ({@code compositecontroller}, ...)
+   */
+  public List<JsonNode> keptSyncs(String kind, String controller, String namespace, String parent) {
+    HttpResponse<String> page = get(true, "/debug/syncs/" + kind + "/" + controller + "/" + namespace + "/" + parent);
+    List<JsonNode> syncs = new ArrayList<>();
+    if (page.statusCode() == 200) {
+      KubeJson.mapper().readTree(page.body()).path("syncs").forEach(syncs::add);
+    }
+    return syncs;
+  }
+
+  /** The causes of every sync the engine keeps for a parent (see {@link #keptSyncs}). */
+  public List<JsonNode> keptCauses(String kind, String controller, String namespace, String parent) {
+    List<JsonNode> causes = new ArrayList<>();
+    keptSyncs(kind, controller, namespace, parent).forEach(sync -> sync.path("causes").forEach(causes::add));
+    return causes;
   }
 
   /** A GET on the management server: the status code and the body. */

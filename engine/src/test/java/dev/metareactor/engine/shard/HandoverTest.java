@@ -88,7 +88,7 @@ class HandoverTest {
     assertThat(Handover.annotationValue(versions)).isEqualTo("configmaps=12,deployments.apps=30");
     assertThat(Handover.versions("configmaps=12,deployments.apps=30,garbage,=1"))
         .containsExactly(Map.entry("configmaps", "12"), Map.entry("deployments.apps", "30"));
-    assertThat(Handover.annotationValue(Map.of())).isNull();
+    assertThat(Handover.annotationValue(Map.of())).isEmpty();
   }
 
   /**

@@ -3,8 +3,10 @@ package dev.metareactor.engine.shard;
 import static dev.metareactor.engine.testing.KubeObjectBuilder.object;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.testing.FakeInformers;
 import dev.metareactor.engine.testing.RecordingApi;
 import dev.metareactor.http.metrics.MetricCatalogue;
@@ -57,6 +59,30 @@ class ShardParticipantTest {
         return object(PARENTS, "ns", "p-" + i).uid("uid-" + i).label(LABEL, "a").build();
       }
     }
+  }
+
+  /**
+   * An object that appears in this replica's share carrying the annotation its mover writes moved here: its event
+   * says so, and so the sync it causes is kept as a move (ShardingIT shows it on the real control plane); a new
+   * object, an update, and anything without {@code --sharding} are left as they are.
+   */
+  @Test
+  void anObjectThatAppearsWithItsMoversAnnotationMovedHere() {
+    ShardAssigner assigner = new ShardAssigner(api, informers, membership, shard -> Mono.just(false), Duration.ZERO,
+        Schedulers.immediate(), meters);
+    ShardParticipant participant = participant(Sharding.of(membership, assigner));
+    KubeObject moved = object(PARENTS, "ns", "p").uid("u").label(LABEL, "a").annotation(LABEL, "").build();
+    KubeObject created = object(PARENTS, "ns", "q").uid("v").label(LABEL, "a").build();
+
+    assertThat(participant.mark(new ObjectEvent(ObjectEvent.Type.ADDED, null, moved)).trigger())
+        .isEqualTo(Trigger.of(Trigger.Cause.SHARD_MOVE));
+    assertThat(participant.mark(new ObjectEvent(ObjectEvent.Type.ADDED, null, created)).trigger())
+        .isEqualTo(Trigger.of(Trigger.Cause.CREATED));
+    assertThat(participant.mark(new ObjectEvent(ObjectEvent.Type.UPDATED, moved, moved)).origin())
+        .isEqualTo(ObjectEvent.Origin.UNKNOWN);
+    assertThat(participant(Sharding.disabled()).mark(new ObjectEvent(ObjectEvent.Type.ADDED, null, moved)).trigger())
+        .isEqualTo(Trigger.of(Trigger.Cause.CREATED));
+    assigner.close();
   }
 
   @Test

@@ -373,9 +373,9 @@ class CompositeOperationsIT extends CompositeTestBase {
   /**
    * Why did it sync? Each cause of a sync, on the real control plane, is kept in the engine's ring of recent syncs
    * with what the sync did, and {@code metareactor why} prints it and flags what deserves a look: the engine's start,
-   * a child deleted behind its back, a spec change, {@code sync-requested-at}, {@code resyncAfterSeconds}, a retry
-   * after the hook failed, the resync period; then a hot loop (the resync period's syncs every second writing
-   * nothing) and a hook that keeps failing.
+   * a child deleted behind its back, a spec change, a label (metadata), a status written by someone else,
+   * {@code sync-requested-at}, {@code resyncAfterSeconds}, a retry after the hook failed, the resync period; then a
+   * hot loop (the resync period's syncs every second writing nothing) and a hook that keeps failing.
    */
   @Test
   void eachCauseOfASyncIsKeptAndWhyPrintsTheTimelineAndFlagsHotLoopsAndFailures() {
@@ -395,6 +395,16 @@ class CompositeOperationsIT extends CompositeTestBase {
 
     setSpec("w", List.of("a"), "two");
     awaitSyncFor(name, "w", "spec");
+
+    cluster.kubectl("label", "--overwrite", parents.plural() + "/w", "explained=yes").orThrow();
+    awaitSyncFor(name, "w", "metadata");
+    // The engine's own status writes come back as status changes too: count only syncs started after this one.
+    Instant statusPatched = Instant.now().minusMillis(50);
+    cluster.kubectl("patch", parents.plural() + "/w", "--subresource=status", "--type=merge", "-p",
+        "{\"status\": {\"note\": \"set by a person\"}}").orThrow();
+    await().atMost(TIMEOUT).until(() -> keptSyncs(name, "w").stream().anyMatch(sync ->
+        !Instant.parse(sync.path("time").asString()).isBefore(statusPatched)
+            && sync.path("causes").findValuesAsString("cause").contains("status")));
 
     hook.resyncAfterSeconds = 1.0;
     cluster.kubectl("annotate", "--overwrite", parents.plural() + "/w",

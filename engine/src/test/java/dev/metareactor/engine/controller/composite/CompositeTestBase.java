@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
-import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.http.HookServer;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
@@ -15,8 +14,6 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import java.net.http.HttpResponse;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -165,13 +162,7 @@ abstract class CompositeTestBase {
 
   /** The parent's kept syncs, as the engine serves them on its metrics address ({@code /debug/syncs}). */
   protected List<JsonNode> keptSyncs(String controller, String parent) {
-    HttpResponse<String> page = engine.get(true, "/debug/syncs/compositecontroller/" + controller + "/"
-        + cluster.namespace() + "/" + parent);
-    List<JsonNode> syncs = new ArrayList<>();
-    if (page.statusCode() == 200) {
-      KubeJson.mapper().readTree(page.body()).path("syncs").forEach(syncs::add);
-    }
-    return syncs;
+    return engine.keptSyncs("compositecontroller", controller, cluster.namespace(), parent);
   }
 
   /** Waits until a kept sync of {@code parent} was caused by {@code cause} and returns it. */

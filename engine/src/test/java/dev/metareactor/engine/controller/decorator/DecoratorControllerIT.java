@@ -214,6 +214,14 @@ class DecoratorControllerIT {
     assertThat(request.path("attachments").path("ConfigMap.v1").propertyNames()).contains("site-a", "site-b");
     assertThat(hook.calls("plain")).as("not selected").isZero();
 
+    // An attachment deleted behind the engine's back is made again, and the ring of recent syncs keeps why.
+    client.configMaps().withName("site-a").delete();
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(
+        engine.keptCauses("decoratorcontroller", decorator, cluster.namespace(), "site")).anySatisfy(cause ->
+            assertThat(cause.toString()).contains("\"cause\":\"child\"", "\"kind\":\"ConfigMap\"",
+            "\"name\":\"site-a\"", "\"change\":\"deleted\"")));
+    awaitAttachment("site-a", "v1");
+
     // An attachment no longer asked for is deleted.
     annotate("site", Map.of("attach", "a"));
     awaitGone("site-b");

@@ -114,7 +114,7 @@ class MapControllerIT {
   @Test
   void anEditedInputIsMappedAloneAndStatusCountsReadyOutputsOnceTheyChange() {
     String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
-    controller("");
+    String controller = controller("");
     IntStream.range(0, 10).forEach(i -> input("in-" + i, Map.of("team", label), "v1"));
     parent("mine", label);
     await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 20);
@@ -126,6 +126,12 @@ class MapControllerIT {
     await().atMost(TIMEOUT).until(() -> "v2".equals(valueOf(outputs.in(client).withName("mine-in-3-b").get())));
     await().pollDelay(Duration.ofSeconds(1)).atMost(TIMEOUT).until(() -> true);
     assertThat(mapCalls.keySet()).containsExactly("in-3");
+    // The parent's ring of recent syncs (issue 33) files the sync under the parent, caused by the input's change.
+    String[] inputChanged = {"\"cause\":\"map_input\"", "\"kind\":\"ConfigMap\"", "\"name\":\"in-3\"",
+        "\"change\":\"updated\""};
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(
+        engine.keptCauses("mapcontroller", controller, cluster.namespace(), "mine"))
+        .anySatisfy(cause -> assertThat(cause.toString()).contains(inputChanged)));
 
     mapCalls.clear();
     // A merge patch without resourceVersion, as kubectl patch: the engine writes the parent's status meanwhile.
