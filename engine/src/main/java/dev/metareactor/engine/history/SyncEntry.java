@@ -101,8 +101,12 @@ public record SyncEntry(long startedAtMillis, List<Trigger> causes, int causesLe
     return (bytes + 7) & ~7L;
   }
 
-  /** Whether the sync ended in an error or a retry. */
+  /**
+   * Whether the sync failed. A run told to come back later (a hook's 429 with {@code Retry-After}, a parent handed
+   * over from another shard whose owned objects are not cached yet) keeps its reason as {@link #error} but did not
+   * fail: counted as failures, a shard's every move would look like a failing parent.
+   */
   public boolean failed() {
-    return error != null || outcome.equals("failed");
+    return outcome.equals("failed");
   }
 }

@@ -225,9 +225,9 @@ public record Timeline(ZoneId zone, int hotLoopPerMinute, Duration longWait) {
     }
   }
 
+  /** As {@link SyncEntry#failed}: a run told to come back later keeps its reason but did not fail. */
   private static boolean failed(JsonNode sync) {
-    String outcome = sync.path("outcome").asString("");
-    return sync.has("error") || outcome.equals("failed");
+    return sync.path("outcome").asString("").equals("failed");
   }
 
   private static long time(JsonNode sync) {

@@ -49,6 +49,21 @@ class TimelineTest {
   }
 
   @Test
+  void runsToldToComeBackLaterKeepTheirReasonButAreNoFailures() {
+    List<SyncEntry> syncs = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      syncs.add(sync(T0 + i * 1000L, List.of(Trigger.of(Trigger.Cause.SHARD_MOVE)), List.of(), "retry after 1000 ms",
+          "the cache of configmaps/v1 is at resourceVersion 5738, the objects that moved with it at 5844"));
+    }
+    JsonNode page = page(syncs);
+    assertThat(page.path("failures").asLong()).isZero();
+    assertThat(TIMELINE.render(page)).startsWith("compositecontroller/things default/x: 4 syncs seen, 0 failed")
+        .contains("synced because moved to this shard; waited 3.0 ms, hook 12 ms, answer 345 B, wrote nothing; "
+            + "retry after 1000 ms: the cache of configmaps/v1");
+    assertThat(TIMELINE.findings(page)).isEmpty();
+  }
+
+  @Test
   void manySyncsAMinuteThatWriteNothingAreAHotLoop() {
     List<SyncEntry> syncs = new ArrayList<>();
     for (int i = 0; i < 12; i++) {
