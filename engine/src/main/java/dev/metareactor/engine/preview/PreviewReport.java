@@ -129,9 +129,13 @@ public final class PreviewReport {
           .append(about(parent.key()).isEmpty() ? "" : " (" + about(parent.key()) + ")").append(style(RESET, color))
           .append(": ");
       long changing = parent.writes().stream().filter(PlannedWrite::changes).count();
+      // The failure once: on this line, unless a Warning below (the SyncError the engine would record) says it.
+      String failure = parent.failure();
+      boolean toldBelow = failure != null && parent.events().stream()
+          .anyMatch(event -> event.type().equals("Warning") && event.message().contains(failure));
       String how = parent.outcome().kind() == Outcome.Kind.RETRY_AFTER
           ? "the hook asked to be called later: not previewed"
-          : parent.failed() ? "sync failed" + (parent.failure() != null ? ": " + parent.failure() : "")
+          : parent.failed() ? "sync failed" + (failure != null && !toldBelow ? ": " + failure : "")
           : changing == 0 ? "no change" : changing + " write" + (changing == 1 ? "" : "s");
       out.append(how).append('\n');
       for (PreviewApi.RecordedEvent event : parent.events()) {
@@ -160,13 +164,23 @@ public final class PreviewReport {
     return out.toString();
   }
 
-  /** {@code 2 of 3 parents would change: 2 create ConfigMap, 1 status Hello; 0 failed}. */
+  /**
+   * {@code 2 of 3 parents would change (2 create ConfigMap, 1 status Hello); 1 failed}; a MapController's unit is an
+   * input of a parent: {@code 1 of 2 inputs of 1 parent would change (...)}.
+   */
   static String summaryLine(Preview.Result result) {
     long changing = result.parents().stream().filter(Preview.ParentResult::changes).count();
     long failed = result.parents().stream().filter(Preview.ParentResult::failed).count();
+    int units = result.parents().size();
+    boolean inputs = result.parents().stream().anyMatch(parent -> !about(parent.key()).isEmpty());
     StringBuilder line = new StringBuilder(result.kind()).append(' ').append(result.name()).append(": ")
-        .append(changing).append(" of ").append(result.parents().size()).append(" parent")
-        .append(result.parents().size() == 1 ? "" : "s").append(" would change");
+        .append(changing).append(" of ").append(count(units, inputs ? "input" : "parent"));
+    if (inputs) {
+      long parents = result.parents().stream()
+          .map(parent -> parent.key().namespace() + "/" + parent.key().name()).distinct().count();
+      line.append(" of ").append(count(parents, "parent"));
+    }
+    line.append(" would change");
     Map<String, Integer> writes = writesByVerbAndKind(result);
     if (!writes.isEmpty()) {
       line.append(" (");
@@ -178,6 +192,10 @@ public final class PreviewReport {
       line.append("; ").append(failed).append(" failed");
     }
     return line.toString();
+  }
+
+  private static String count(long count, String noun) {
+    return count + " " + noun + (count == 1 ? "" : "s");
   }
 
   private static Map<String, Integer> writesByVerbAndKind(Preview.Result result) {
