@@ -3,7 +3,6 @@ package dev.metareactor.engine.cli;
 import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.LogSettings;
 import dev.metareactor.engine.host.ControllerKind;
-import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.preview.Preview;
 import dev.metareactor.engine.preview.PreviewReport;
@@ -19,7 +18,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import tools.jackson.databind.JsonNode;
@@ -115,12 +113,7 @@ public final class PreviewCommand implements Callable<Integer> {
 
   /** Parses {@code args} (what follows {@code preview}) and runs; returns the exit code. */
   public static int execute(String[] args, PrintWriter out, PrintWriter err) {
-    CommandLine commandLine = new CommandLine(new PreviewCommand(out, err));
-    commandLine.setOut(out);
-    commandLine.setErr(err);
-    commandLine.setParameterExceptionHandler((ex, ignored) -> fail(err, ex.getMessage() + " (see --help)"));
-    commandLine.setExecutionExceptionHandler((ex, cl, parseResult) -> fail(err, message(ex)));
-    return commandLine.execute(args);
+    return ToolCommand.execute(new PreviewCommand(out, err), "preview", args, out, err);
   }
 
   @Override
@@ -191,26 +184,7 @@ public final class PreviewCommand implements Callable<Integer> {
   }
 
   private static int fail(PrintWriter err, String message) {
-    return fail(err, "preview", message);
-  }
-
-  /** Prints {@code metareactor <command>: <message>} on one line; the exit code of an error. */
-  static int fail(PrintWriter err, String command, String message) {
-    err.println("metareactor " + command + ": " + message.replaceAll("\\s*\\R\\s*", " ").strip());
-    err.flush();
-    return PreviewReport.ERROR;
-  }
-
-  /** What a failure says: its own message, or its first cause's that has one. */
-  static String message(Throwable error) {
-    Throwable cause = error;
-    while (cause.getCause() != null && cause.getMessage() == null) {
-      cause = cause.getCause();
-    }
-    if (ApiException.codeOf(cause) == 404) {
-      return "not found: " + cause.getMessage();
-    }
-    return cause.getMessage() == null ? cause.getClass().getName() : cause.getMessage();
+    return ToolCommand.fail(err, "preview", message);
   }
 
   /** Parents done of all, on one line of a terminal's stderr; nothing when stderr is not a terminal. */

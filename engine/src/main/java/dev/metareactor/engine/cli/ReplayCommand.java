@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -56,24 +55,17 @@ public final class ReplayCommand implements Callable<Integer> {
 
   /** Parses {@code args} (what follows {@code replay}) and runs; returns the exit code. */
   public static int execute(String[] args, PrintWriter out, PrintWriter err) {
-    CommandLine commandLine = new CommandLine(new ReplayCommand(out, err));
-    commandLine.setOut(out);
-    commandLine.setErr(err);
-    commandLine.setParameterExceptionHandler((ex, ignored) ->
-        PreviewCommand.fail(err, "replay", ex.getMessage() + " (see --help)"));
-    commandLine.setExecutionExceptionHandler((ex, cl, parseResult) ->
-        PreviewCommand.fail(err, "replay", PreviewCommand.message(ex)));
-    return commandLine.execute(args);
+    return ToolCommand.execute(new ReplayCommand(out, err), "replay", args, out, err);
   }
 
   @Override
   public Integer call() throws IOException {
     if (!List.of("text", "json", "yaml").contains(output)) {
-      return PreviewCommand.fail(err, "replay", "-o must be text, json or yaml, got " + output);
+      return ToolCommand.fail(err, "replay", "-o must be text, json or yaml, got " + output);
     }
     Path dir = Objects.requireNonNull(this.dir, "DIR is required");
     if (!Files.isDirectory(dir)) {
-      return PreviewCommand.fail(err, "replay", dir + " is not a directory");
+      return ToolCommand.fail(err, "replay", dir + " is not a directory");
     }
     URI hook = URI.create(hookUrl);
     List<Replay.Result> results = Replay.run(dir, hook, timeout, done -> { });

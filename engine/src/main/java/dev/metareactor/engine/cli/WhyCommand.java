@@ -23,7 +23,6 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -53,7 +52,7 @@ public final class WhyCommand implements Callable<Integer> {
   /** Exit code: the timeline, something flagged. */
   public static final int FLAGGED = 1;
   /** Exit code: no timeline. */
-  public static final int ERROR = 2;
+  public static final int ERROR = ToolCommand.ERROR;
 
   @Option(names = "--kubeconfig", paramLabel = "PATH", defaultValue = "",
       description = "Path to a kubeconfig; empty: KUBECONFIG or ~/.kube/config, else in-cluster.")
@@ -118,12 +117,7 @@ public final class WhyCommand implements Callable<Integer> {
 
   /** Parses {@code args} (what follows {@code why}) and runs; returns the exit code. */
   public static int execute(String[] args, PrintWriter out, PrintWriter err) {
-    CommandLine commandLine = new CommandLine(new WhyCommand(out, err));
-    commandLine.setOut(out);
-    commandLine.setErr(err);
-    commandLine.setParameterExceptionHandler((ex, ignored) -> fail(err, ex.getMessage() + " (see --help)"));
-    commandLine.setExecutionExceptionHandler((ex, cl, parseResult) -> fail(err, PreviewCommand.message(ex)));
-    return commandLine.execute(args);
+    return ToolCommand.execute(new WhyCommand(out, err), "why", args, out, err);
   }
 
   @Override
@@ -182,7 +176,7 @@ public final class WhyCommand implements Callable<Integer> {
           HttpResponse.BodyHandlers.ofString());
       return page(answer.statusCode(), answer.body(), uri.toString());
     } catch (IOException e) {
-      fail(err, "cannot reach the engine at " + uri + ": " + PreviewCommand.message(e));
+      fail(err, "cannot reach the engine at " + uri + ": " + ToolCommand.message(e));
       return null;
     }
   }
@@ -205,7 +199,7 @@ public final class WhyCommand implements Callable<Integer> {
       }
       String body = e instanceof ApiException api ? api.getMessage() : null;
       fail(err, "cannot read the engine's page through the API server: " + (body != null ? body
-          : PreviewCommand.message(e)));
+          : ToolCommand.message(e)));
       return null;
     }
   }
@@ -226,7 +220,6 @@ public final class WhyCommand implements Callable<Integer> {
   }
 
   private static int fail(PrintWriter err, String message) {
-    PreviewCommand.fail(err, "why", message);
-    return ERROR;
+    return ToolCommand.fail(err, "why", message);
   }
 }
