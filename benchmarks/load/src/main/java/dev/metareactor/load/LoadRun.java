@@ -209,7 +209,7 @@ final class LoadRun {
     Results.Phase converge = m.end("converge", seconds, process, new ProcessTree.Sample(0, 0), extra);
     phases.add(converge);
     log("converge", seconds);
-    putSettledHookCalls(converge);
+    putSettled(converge, process, 0);
     return process;
   }
 
@@ -226,7 +226,7 @@ final class LoadRun {
       Results.Phase update = m.end("update", seconds, process, extra);
       phases.add(update);
       log("update", seconds);
-      putSettledHookCalls(update);
+      putSettled(update, process, m.engine.cpuSeconds());
     } finally {
       setup.watch().expect(null);
     }
@@ -438,14 +438,19 @@ final class LoadRun {
   }
 
   /**
-   * Adds to {@code phase} the hook's calls from its start until the control plane was quiet after it: every sync its
-   * changes caused, with those that ran after the harness saw everything converged (the follow-up syncs of the
-   * engine's own writes coming back), which the phase's own count leaves out. The wait is the one the next phase
-   * makes anyway before it begins.
+   * Adds to {@code phase} the hook's calls and the engine's CPU from its start until the control plane was quiet
+   * after it: every sync its changes caused, with those that ran after the harness saw everything converged (the
+   * follow-up syncs of the engine's own writes coming back), which the phase's own figures leave out. Engines differ
+   * in how much of that work falls after convergence, so only these compare the whole cost of a wave. The wait is
+   * the one the next phase makes anyway before it begins.
+   *
+   * @param engineCpuAtStart the engine's CPU seconds when the phase began (0 for a phase that starts it)
    */
-  private void putSettledHookCalls(Results.Phase phase) throws IOException, InterruptedException {
+  private void putSettled(Results.Phase phase, EngineProcess process, double engineCpuAtStart)
+      throws IOException, InterruptedException {
     setup.cluster().awaitQuiet(Duration.ofMinutes(2));
     phase.extra().put("hookCallsSettled", setup.hook().stats().path("calls").asDouble());
+    phase.extra().put("engineCpuSettled", process.sample().cpuSeconds() - engineCpuAtStart);
   }
 
   /** Polls the engine's {@code /readyz} on its own thread while the phase goes on. */

@@ -42,6 +42,8 @@ final class Report {
     metrics.add(new Metric("converge from scratch (s)", r -> seconds(r, "converge"), true));
     metrics.add(new Metric("converge: writes/s", r -> writes(r, "converge") / seconds(r, "converge"), false));
     metrics.add(new Metric("converge: engine CPU (s)", r -> cpu(r, "converge"), false));
+    metrics.add(new Metric("converge: engine CPU until quiet (s)", r -> extra(r, "converge", "engineCpuSettled"),
+        false));
     metrics.add(new Metric("converge: engine CPU per " + unit + " (ms)", r -> 1000 * cpu(r, "converge") / r.parents(),
         false));
     metrics.add(new Metric("converge: hook calls/s", r -> hookCallsPerSecond(r, "converge"), false));
@@ -56,6 +58,8 @@ final class Report {
     metrics.add(new Metric("converge: ready after (s)", r -> extra(r, "converge", "readySeconds"), true));
     metrics.add(new Metric("update wave (s)", r -> seconds(r, "update"), true));
     metrics.add(new Metric("update: engine CPU (s)", r -> cpu(r, "update"), false));
+    metrics.add(new Metric("update: engine CPU until quiet (s)", r -> extra(r, "update", "engineCpuSettled"),
+        false));
     metrics.add(new Metric("update: engine CPU per " + unit + " (ms)", r -> 1000 * cpu(r, "update") / r.parents(),
         false));
     metrics.add(new Metric("update: hook calls/s", r -> hookCallsPerSecond(r, "update"), false));
