@@ -98,17 +98,26 @@ enum ControllerKind {
   /**
    * The controller object as YAML, the same for every engine, calling the hook at {@code hookBase}.
    *
+   * @param syncHook whether its sync hook is the Go webhook or the same answer in CEL ({@link CelSync}, a
+   *     CompositeController's only), for parents of {@code children} ConfigMaps
    * @param shadow whether the same hook is also its shadow ({@code metareactor.dev/shadow-<hook>-url}, which
    *     upstream ignores): what comparing every answer with a shadow's costs
    * @param resyncSeconds its {@code resyncPeriodSeconds}, or 0 for none (each engine's default)
    * @param customize whether it calls the hook's {@code /customize} (which relates a parent to the shared
    *     ConfigMap its spec names)
    */
-  String controllerObject(String hookBase, boolean shadow, int resyncSeconds, boolean customize) {
+  String controllerObject(String hookBase, HookKind syncHook, int children, boolean shadow, int resyncSeconds,
+      boolean customize) {
     if (customize && !customizes()) {
       throw new IllegalArgumentException("a " + type.getKind() + " has no customize hook");
     }
+    if (syncHook == HookKind.CEL && this != COMPOSITE) {
+      throw new IllegalArgumentException("a " + type.getKind() + " has no CEL sync hook here");
+    }
     String url = hookBase + hookPath;
+    String answer = syncHook == HookKind.CEL
+        ? "cel:\n  expression: |\n" + CelSync.expression(children).indent(4)
+        : "webhook: {url: \"" + url + "\"}\n";
     String resync = resyncSeconds > 0 ? "resyncPeriodSeconds: " + resyncSeconds + "\n" : "";
     String customizeHook = customize ? "customize:\n  webhook: {url: \"" + hookBase + "/customize\"}\n" : "";
     return """
@@ -121,9 +130,8 @@ enum ControllerKind {
         spec:
         %s%s  hooks:
             %s:
-              webhook: {url: "%s"}
-        %s""".formatted(type.getKind(), shadow ? "\"metareactor.dev/shadow-" + hook + "-url\": \"" + url + "\"" : "",
-        spec.indent(2), resync.indent(2), hook, url, customizeHook.indent(4));
+        %s%s""".formatted(type.getKind(), shadow ? "\"metareactor.dev/shadow-" + hook + "-url\": \"" + url + "\"" : "",
+        spec.indent(2), resync.indent(2), hook, answer.indent(6), customizeHook.indent(4));
   }
 
   /** What {@code loadkit create}, {@code edit} and {@code trickle} need to work on this kind's units. */

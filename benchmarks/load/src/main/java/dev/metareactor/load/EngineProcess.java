@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -23,22 +24,27 @@ import java.util.concurrent.TimeUnit;
  */
 final class EngineProcess implements AutoCloseable {
 
-  /** An engine to measure: a name for the reports and the command that starts it (flags are appended). */
-  record Engine(String name, List<String> command) {
+  /**
+   * An engine to measure: a name for the reports, the command that starts it (flags are appended) and how the bench
+   * controller's sync hook answers it.
+   */
+  record Engine(String name, List<String> command, HookKind syncHook) {
     Engine {
       command = List.copyOf(command);
+      Objects.requireNonNull(syncHook, "syncHook");
       if (name.isBlank() || command.isEmpty()) {
         throw new IllegalArgumentException("an engine needs a name and a command");
       }
     }
 
-    /** {@code name=command with args}, split on whitespace. */
+    /** {@code name=command with args}, split on whitespace; its sync hook the Go webhook. */
     static Engine parse(String spec) {
       int eq = spec.indexOf('=');
       if (eq <= 0) {
         throw new IllegalArgumentException("expected name=command, got " + spec);
       }
-      return new Engine(spec.substring(0, eq).trim(), List.of(spec.substring(eq + 1).trim().split("\\s+")));
+      return new Engine(spec.substring(0, eq).trim(), List.of(spec.substring(eq + 1).trim().split("\\s+")),
+          HookKind.WEBHOOK);
     }
   }
 
@@ -137,12 +143,31 @@ final class EngineProcess implements AutoCloseable {
    * {@link Double#NaN} when it cannot be read.
    */
   double metric(int i, String name) {
+    return metric(i, name, "");
+  }
+
+  /** The sum over every replica of the series of metric {@code name} whose labels contain {@code label}. */
+  double metric(String name, String label) {
+    double sum = 0;
+    for (int i = 0; i < replicas.size(); i++) {
+      sum += metric(i, name, label);
+    }
+    return sum;
+  }
+
+  /**
+   * The sum of the series of metric {@code name} on replica {@code i}'s {@code /metrics} whose labels contain
+   * {@code label} ({@code result="same"}; {@code ""} for all), or {@link Double#NaN} when it cannot be read.
+   */
+  private double metric(int i, String name, String label) {
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + replicas.get(i).metricsPort()
         + "/metrics")).timeout(Duration.ofSeconds(5)).GET().build();
     try {
       double sum = 0;
       for (String line : http.send(request, HttpResponse.BodyHandlers.ofString()).body().lines().toList()) {
-        if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+        boolean labelled = label.isEmpty() || line.startsWith(name + "{") && line.substring(0, line.indexOf('}') + 1)
+            .contains(label);
+        if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && labelled) {
           sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
         }
       }

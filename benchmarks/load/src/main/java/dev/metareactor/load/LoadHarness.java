@@ -53,6 +53,13 @@ public final class LoadHarness implements Callable<Integer> {
           + "<engine>-x<replicas> in the results.")
   List<Integer> replicaCounts;
 
+  @Option(names = "--hook", split = ",", defaultValue = "webhook",
+      description = "How the sync hook answers, comma-separated to run every engine under each in turn (default: "
+          + "${DEFAULT-VALUE}): webhook (the compiled Go hook) or cel (the same answer as a CEL expression the engine "
+          + "evaluates; Metareactor's only, named <engine>-cel in the results; composite, no --related, phases "
+          + "converge, update, idle).")
+  List<String> hooks;
+
   @Option(names = "--runs", defaultValue = "3",
       description = "Repetitions per engine and size (default: ${DEFAULT-VALUE}).")
   int runs;
@@ -154,7 +161,22 @@ public final class LoadHarness implements Callable<Integer> {
       throw new CommandLine.ParameterException(new CommandLine(this), "--related: a " + controller
           + " controller has no customize hook");
     }
-    List<EngineProcess.Engine> engineList = engines.stream().map(EngineProcess.Engine::parse).toList();
+    List<HookKind> hookKinds;
+    try {
+      hookKinds = hooks.stream().map(HookKind::of).distinct().toList();
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
+    }
+    for (HookKind hookKind : hookKinds) {
+      String refusal = hookKind.refusal(kind, related, phases);
+      if (refusal != null) {
+        throw new CommandLine.ParameterException(new CommandLine(this), refusal);
+      }
+    }
+    List<EngineProcess.Engine> engineList = engines.stream().map(EngineProcess.Engine::parse)
+        .flatMap(engine -> hookKinds.stream().map(hookKind -> new EngineProcess.Engine(
+            hookKind.engineName(engine.name()), engine.command(), hookKind)))
+        .toList();
     String startedAt = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(Instant.now());
     Path results = out != null ? out : repository.resolve("benchmarks/load/results").resolve(startedAt);
     Files.createDirectories(results);
@@ -189,7 +211,8 @@ public final class LoadHarness implements Callable<Integer> {
             for (EngineProcess.Engine engine : engineList) {
               for (int replicas : replicaCounts) {
                 EngineProcess.Engine named = replicas == 1 ? engine
-                    : new EngineProcess.Engine(engine.name() + "-x" + replicas, engine.command());
+                    : new EngineProcess.Engine(engine.name() + "-x" + replicas, engine.command(),
+                        engine.syncHook());
                 LOG.info("=== {} {} x {} children, {} run {}/{}", size, kind.units(), children, named.name(), rep,
                     runs);
                 Path dir = results.resolve("n" + size).resolve(named.name() + "-" + rep);

@@ -49,6 +49,8 @@ final class LoadRun {
 
   private static final Logger LOG = LoggerFactory.getLogger(LoadRun.class);
   private static final JsonMapper JSON = JsonMapper.builder().build();
+  /** Metareactor's count of the syncs whose answer was compared with a shadow hook's, by result. */
+  private static final String SHADOW_SYNCS = "metareactor_shadow_syncs_total";
   static final List<String> PHASES = List.of("preview", "converge", "update", "idle", "latency", "fanout", "restart");
   /** The value the update wave writes to every parent (or input); each run starts from freshly created ones. */
   private static final String UPDATED_VALUE = "v1";
@@ -72,11 +74,10 @@ final class LoadRun {
   private final List<Results.Phase> phases = new ArrayList<>();
   private final List<ConvergenceWatch.Progress> progress = ConvergenceWatch.newSamples();
 
-  LoadRun(Setup setup, EngineProcess.Engine engine, int parents, int repetition, Path dir) {
-    this(setup, engine, EngineProcess.Sharding.NONE, parents, repetition, dir);
-  }
-
-  /** A run of {@code engine} as {@code sharding.replicas()} replicas with {@code --sharding} (Metareactor's). */
+  /**
+   * A run of {@code engine} (under its sync hook), as {@code sharding.replicas()} replicas with {@code --sharding}
+   * (Metareactor's) or as one process ({@link EngineProcess.Sharding#NONE}).
+   */
   LoadRun(Setup setup, EngineProcess.Engine engine, EngineProcess.Sharding sharding, int parents, int repetition,
       Path dir) {
     this.setup = setup;
@@ -209,7 +210,7 @@ final class LoadRun {
     Results.Phase converge = m.end("converge", seconds, process, new ProcessTree.Sample(0, 0), extra);
     phases.add(converge);
     log("converge", seconds);
-    putSettled(converge, process, 0);
+    putSettled(converge, process, 0, m.hookCpu);
     return process;
   }
 
@@ -226,7 +227,7 @@ final class LoadRun {
       Results.Phase update = m.end("update", seconds, process, extra);
       phases.add(update);
       log("update", seconds);
-      putSettled(update, process, m.engine.cpuSeconds());
+      putSettled(update, process, m.engine.cpuSeconds(), m.hookCpu);
     } finally {
       setup.watch().expect(null);
     }
@@ -438,19 +439,30 @@ final class LoadRun {
   }
 
   /**
-   * Adds to {@code phase} the hook's calls and the engine's CPU from its start until the control plane was quiet
-   * after it: every sync its changes caused, with those that ran after the harness saw everything converged (the
-   * follow-up syncs of the engine's own writes coming back), which the phase's own figures leave out. Engines differ
-   * in how much of that work falls after convergence, so only these compare the whole cost of a wave. The wait is
-   * the one the next phase makes anyway before it begins.
+   * Adds to {@code phase} the hook's calls and the engine's and the hook's CPU from its start until the control
+   * plane was quiet after it: every sync its changes caused, with those that ran after the harness saw everything
+   * converged (the follow-up syncs of the engine's own writes coming back), which the phase's own figures leave out.
+   * Engines differ in how much of that work falls after convergence, so only these compare the whole cost of a wave.
+   * The wait is the one the next phase makes anyway before it begins. With {@code --shadow}, also the engine's count
+   * of the answers its shadow hook gave the same ({@code shadowSame}) and otherwise ({@code shadowDiffers}) since it
+   * started.
    *
    * @param engineCpuAtStart the engine's CPU seconds when the phase began (0 for a phase that starts it)
+   * @param hookCpuAtStart the hook's CPU seconds when the phase began
    */
-  private void putSettled(Results.Phase phase, EngineProcess process, double engineCpuAtStart)
+  private void putSettled(Results.Phase phase, EngineProcess process, double engineCpuAtStart, double hookCpuAtStart)
       throws IOException, InterruptedException {
     setup.cluster().awaitQuiet(Duration.ofMinutes(2));
-    phase.extra().put("hookCallsSettled", setup.hook().stats().path("calls").asDouble());
+    JsonNode hook = setup.hook().stats();
+    phase.extra().put("hookCallsSettled", hook.path("calls").asDouble());
     phase.extra().put("engineCpuSettled", process.sample().cpuSeconds() - engineCpuAtStart);
+    phase.extra().put("hookCpuSettled", hook.path("cpuSeconds").asDouble() - hookCpuAtStart);
+    if (setup.shadow()) {
+      for (String result : List.of("same", "differs")) {
+        phase.extra().put("shadow" + Character.toUpperCase(result.charAt(0)) + result.substring(1),
+            process.metric(SHADOW_SYNCS, "result=\"" + result + "\""));
+      }
+    }
   }
 
   /** Polls the engine's {@code /readyz} on its own thread while the phase goes on. */
@@ -478,11 +490,14 @@ final class LoadRun {
 
   // ---- the controller object and the bulk writer
 
-  /** The bench controller, the same for every engine: ConfigMap children (outputs) updated in place. */
+  /**
+   * The bench controller, the same for every engine: ConfigMap children (outputs) updated in place, its sync hook the
+   * Go webhook or the same answer in CEL.
+   */
   GenericKubernetesResource controllerObject() {
     return setup.cluster().client().getKubernetesSerialization()
-        .unmarshal(setup.kind().controllerObject(setup.hook().url(""), setup.shadow(), setup.resyncSeconds(),
-            setup.related() > 0),
+        .unmarshal(setup.kind().controllerObject(setup.hook().url(""), engine.syncHook(), setup.children(),
+            setup.shadow(), setup.resyncSeconds(), setup.related() > 0),
             GenericKubernetesResource.class);
   }
 

@@ -46,6 +46,11 @@ final class Report {
         false));
     metrics.add(new Metric("converge: engine CPU per " + unit + " (ms)", r -> 1000 * cpu(r, "converge") / r.parents(),
         false));
+    metrics.add(new Metric("converge: engine + hook CPU per " + unit + " (ms)",
+        r -> 1000 * (cpu(r, "converge") + hookCpu(r, "converge")) / r.parents(), false));
+    metrics.add(new Metric("converge: engine + hook CPU per " + unit + ", until quiet (ms)",
+        r -> 1000 * (extra(r, "converge", "engineCpuSettled") + extra(r, "converge", "hookCpuSettled")) / r.parents(),
+        false));
     metrics.add(new Metric("converge: hook calls/s", r -> hookCallsPerSecond(r, "converge"), false));
     metrics.add(new Metric("converge: hook calls per " + unit, r -> hookCallsPerUnit(r, "converge"), false));
     metrics.add(new Metric("converge: hook calls per " + unit + ", until quiet",
@@ -61,6 +66,11 @@ final class Report {
     metrics.add(new Metric("update: engine CPU until quiet (s)", r -> extra(r, "update", "engineCpuSettled"),
         false));
     metrics.add(new Metric("update: engine CPU per " + unit + " (ms)", r -> 1000 * cpu(r, "update") / r.parents(),
+        false));
+    metrics.add(new Metric("update: engine + hook CPU per " + unit + " (ms)",
+        r -> 1000 * (cpu(r, "update") + hookCpu(r, "update")) / r.parents(), false));
+    metrics.add(new Metric("update: engine + hook CPU per " + unit + ", until quiet (ms)",
+        r -> 1000 * (extra(r, "update", "engineCpuSettled") + extra(r, "update", "hookCpuSettled")) / r.parents(),
         false));
     metrics.add(new Metric("update: hook calls/s", r -> hookCallsPerSecond(r, "update"), false));
     metrics.add(new Metric("update: hook calls per " + unit, r -> hookCallsPerUnit(r, "update"), false));
@@ -97,6 +107,11 @@ final class Report {
     metrics.add(new Metric("RSS after idle (MB)", r -> rssMb(r, "idle"), false));
     metrics.add(new Metric("RSS after restart (MB)", r -> rssMb(r, "restart"), false));
     metrics.add(new Metric("hook CPU, converge (s)", r -> hookCpu(r, "converge"), false));
+    metrics.add(new Metric("hook CPU, update (s)", r -> hookCpu(r, "update"), false));
+    metrics.add(new Metric("shadow: answers the same, until quiet after update", r -> extra(r, "update", "shadowSame"),
+        false));
+    metrics.add(new Metric("shadow: answers that differ, until quiet after update",
+        r -> extra(r, "update", "shadowDiffers"), false));
     return metrics;
   }
 

@@ -17,7 +17,7 @@ class ControllerKindTest {
   @Test
   void aResyncPeriodAndACustomizeHookGoIntoTheSpec() {
     for (ControllerKind kind : List.of(ControllerKind.COMPOSITE, ControllerKind.DECORATOR)) {
-      Map<String, Object> spec = spec(kind.controllerObject(HOOK, false, 10, true));
+      Map<String, Object> spec = spec(kind.controllerObject(HOOK, HookKind.WEBHOOK, 3, false, 10, true));
       assertThat(spec.get("resyncPeriodSeconds")).isEqualTo(10);
       Map<String, Object> hooks = map(spec.get("hooks"));
       assertThat(hooks.keySet()).containsExactlyInAnyOrder("sync", "customize");
@@ -27,17 +27,49 @@ class ControllerKindTest {
 
   @Test
   void withoutThemTheSpecIsAsBefore() {
-    Map<String, Object> spec = spec(ControllerKind.COMPOSITE.controllerObject(HOOK, false, 0, false));
+    Map<String, Object> spec = spec(ControllerKind.COMPOSITE.controllerObject(HOOK, HookKind.WEBHOOK, 3, false, 0,
+        false));
     assertThat(spec).doesNotContainKey("resyncPeriodSeconds").containsKeys("parentResource", "childResources");
     assertThat(map(spec.get("hooks")).keySet()).containsExactly("sync");
   }
 
   @Test
   void aMapControllerHasNoCustomizeHook() {
-    assertThat(spec(ControllerKind.MAP.controllerObject(HOOK, false, 5, false)).get("resyncPeriodSeconds"))
-        .isEqualTo(5);
-    assertThatThrownBy(() -> ControllerKind.MAP.controllerObject(HOOK, false, 0, true))
+    assertThat(spec(ControllerKind.MAP.controllerObject(HOOK, HookKind.WEBHOOK, 3, false, 5, false))
+        .get("resyncPeriodSeconds")).isEqualTo(5);
+    assertThatThrownBy(() -> ControllerKind.MAP.controllerObject(HOOK, HookKind.WEBHOOK, 3, false, 0, true))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("customize");
+  }
+
+  @Test
+  void aCelSyncHookTakesTheWebhooksPlaceAndItsShadowStaysTheGoHook() {
+    Map<String, Object> spec = spec(ControllerKind.COMPOSITE.controllerObject(HOOK, HookKind.CEL, 3, false, 0, false));
+    assertThat(map(spec.get("hooks")).get("sync")).isEqualTo(Map.of("cel",
+        Map.of("expression", CelSync.expression(3))));
+    assertThat(CelSync.expression(3)).contains("[0, 1, 2].filter(i, i < parent.spec.?children.orValue(0))",
+        "'payload': 'abcdefghijklmnopqrstuvwxyzabcdef");
+    assertThat(CelSync.PAYLOAD).hasSize(256).endsWith("stuv");
+
+    GenericKubernetesResource shadowed = new KubernetesSerialization().unmarshal(
+        ControllerKind.COMPOSITE.controllerObject(HOOK, HookKind.CEL, 3, true, 0, false),
+        GenericKubernetesResource.class);
+    assertThat(shadowed.getMetadata().getAnnotations())
+        .containsEntry("metareactor.dev/shadow-sync-url", HOOK + "/sync");
+  }
+
+  @Test
+  void aCelRunIsACompositeControllerRelatingToNothingInThePhasesThatDoNotCountTheGoHooksCalls() {
+    List<String> phases = List.of("converge", "update", "idle");
+    assertThat(HookKind.CEL.refusal(ControllerKind.COMPOSITE, 0, phases)).isNull();
+    assertThat(HookKind.CEL.refusal(ControllerKind.DECORATOR, 0, phases)).contains("not decorator");
+    assertThat(HookKind.CEL.refusal(ControllerKind.COMPOSITE, 2, phases)).contains("no --related");
+    assertThat(HookKind.CEL.refusal(ControllerKind.COMPOSITE, 0, List.of("converge", "restart")))
+        .contains("not [restart]");
+    assertThat(HookKind.WEBHOOK.refusal(ControllerKind.MAP, 0, List.of("restart"))).isNull();
+    assertThatThrownBy(() -> ControllerKind.MAP.controllerObject(HOOK, HookKind.CEL, 3, false, 0, false))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("CEL");
+    assertThat(HookKind.CEL.engineName("metareactor")).isEqualTo("metareactor-cel");
+    assertThat(HookKind.WEBHOOK.engineName("metareactor")).isEqualTo("metareactor");
   }
 
   @Test

@@ -110,6 +110,32 @@ class LoadHarnessIT {
         "hook calls per input");
   }
 
+  /**
+   * The CEL variant ({@code --hook cel}): the engine answers the sync itself with {@link CelSync}, and with
+   * {@code --shadow} the Go hook answers every sync beside it, compared by the engine: none differs, so the CEL
+   * expression answers what the Go webhook answers.
+   */
+  @Test
+  void measuresAnEngineWhoseSyncHookIsTheGoHooksAnswerInCel(LocalCluster cluster, @TempDir Path out)
+      throws Exception {
+    Map<String, JsonNode> phases = run(cluster, out, "composite", "--hook", "cel", "--shadow", "--phases",
+        "converge,update");
+    assertThat(phases).containsOnlyKeys("converge", "update");
+
+    JsonNode converge = phases.get("converge");
+    assertThat(converge.path("requests").path("create configmaps").asLong()).isEqualTo(PARENTS * CHILDREN);
+    assertThat(phases.get("update").path("requests").path("update configmaps").asLong())
+        .isEqualTo(PARENTS * CHILDREN);
+    for (JsonNode phase : phases.values()) {
+      assertThat(phase.path("extra").path("shadowDiffers").asDouble()).as("answers the Go hook gave otherwise")
+          .isZero();
+    }
+    assertThat(phases.get("update").path("extra").path("shadowSame").asDouble()).as("answers the Go hook gave alike")
+        .isGreaterThanOrEqualTo(2 * PARENTS);
+    assertThat(Files.readString(out.resolve("summary.md"))).contains("metareactor-cel",
+        "converge: engine + hook CPU per parent (ms)", "update: engine + hook CPU per parent, until quiet (ms)");
+  }
+
   /** Runs the harness on the engine's launcher at {@code PARENTS} and {@code CHILDREN}; its phases, by name. */
   private static Map<String, JsonNode> run(LocalCluster cluster, Path out, String controller, String... options) {
     Path repository = cluster.controlPlane().repoRoot();
