@@ -7,7 +7,6 @@ import dev.metareactor.engine.it.EngineUnderTest;
 import dev.metareactor.engine.it.ParentCrd;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.http.HookServer;
-import dev.metareactor.http.metrics.MetricCatalogue;
 import dev.metareactor.testing.k8s.LocalCluster;
 import dev.metareactor.testing.k8s.LocalKubernetes;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -15,7 +14,6 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.micrometer.core.instrument.Counter;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -93,14 +91,14 @@ class ShadowHooksIT {
     String controller = controller("/shadow-same");
     createSite("agreeing");
 
-    await().atMost(EngineUnderTest.TIMEOUT).until(() -> shadowSyncs(controller, "same") >= 1);
+    await().atMost(EngineUnderTest.TIMEOUT).until(() -> engine.shadowSyncs(controller, "same") >= 1);
     assertThat(value("agreeing-child")).isEqualTo("real");
     assertThat(engine.eventsAbout(cluster.namespace(), "agreeing")).noneMatch(event ->
         Shadow.DIFFERS.equals(event.getReason()));
 
     annotate(controller, "/shadow-differs");
     // A resync: each sync compares again; the Event is once per parent and generation.
-    await().atMost(EngineUnderTest.TIMEOUT).until(() -> shadowSyncs(controller, "differs") >= 3);
+    await().atMost(EngineUnderTest.TIMEOUT).until(() -> engine.shadowSyncs(controller, "differs") >= 3);
     List<String> reported = engine.eventsAbout(cluster.namespace(), "agreeing").stream()
         .filter(event -> Shadow.DIFFERS.equals(event.getReason()))
         .map(event -> event.getMessage() + " (count " + event.getCount() + ")").toList();
@@ -120,12 +118,12 @@ class ShadowHooksIT {
     // Both parents converge while the shadow has not answered a single call.
     await().atMost(EngineUnderTest.TIMEOUT).until(() -> "real".equals(value("first-child"))
         && "real".equals(value("second-child")) && hanging.get() >= 1);
-    assertThat(shadowSyncs(controller, "same") + shadowSyncs(controller, "differs")).isZero();
+    assertThat(engine.shadowSyncs(controller, "same") + engine.shadowSyncs(controller, "differs")).isZero();
     released.countDown();
-    await().atMost(EngineUnderTest.TIMEOUT).until(() -> shadowSyncs(controller, "same") >= 1);
+    await().atMost(EngineUnderTest.TIMEOUT).until(() -> engine.shadowSyncs(controller, "same") >= 1);
 
     annotate(controller, "/shadow-fails");
-    await().atMost(EngineUnderTest.TIMEOUT).until(() -> shadowSyncs(controller, "error") >= 2);
+    await().atMost(EngineUnderTest.TIMEOUT).until(() -> engine.shadowSyncs(controller, "error") >= 2);
     sites.in(client).withName("first").patch(PatchContext.of(PatchType.JSON_MERGE),
         "{\"spec\": {\"note\": \"edited\"}}");
     await().atMost(EngineUnderTest.TIMEOUT).until(() -> observedGeneration("first") == 2);
@@ -174,10 +172,5 @@ class ShadowHooksIT {
     Object status = site.getAdditionalProperties().get("status");
     return status instanceof Map<?, ?> map && map.get("observedGeneration") instanceof Number number
         ? number.longValue() : 0;
-  }
-
-  private double shadowSyncs(String controller, String result) {
-    return engine.engine().meters().find(MetricCatalogue.SHADOW_SYNCS.name()).tag("controller", controller)
-        .tag("result", result).counters().stream().mapToDouble(Counter::count).sum();
   }
 }

@@ -181,6 +181,15 @@ public final class EngineUnderTest implements AutoCloseable {
         .mapToDouble(Counter::count).sum();
   }
 
+  /**
+   * The syncs of {@code controller} whose answer the engine compared with its shadow hook's, with this result
+   * ({@code same}, {@code differs}, {@code error}, {@code skipped}).
+   */
+  public double shadowSyncs(String controller, String result) {
+    return engine.meters().find(MetricCatalogue.SHADOW_SYNCS.name()).tag("controller", controller)
+        .tag("result", result).counters().stream().mapToDouble(Counter::count).sum();
+  }
+
   /** The Events about an object ({@code namespace} {@code default} for cluster-scoped objects). */
   public List<Event> eventsAbout(String namespace, String name) {
     return cluster.client().v1().events().inNamespace(namespace).list().getItems().stream()

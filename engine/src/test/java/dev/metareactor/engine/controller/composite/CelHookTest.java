@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.cli.EngineCommand;
+import dev.metareactor.engine.config.EngineOptions;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.config.Scheduling;
 import dev.metareactor.engine.events.EventRecorder;
@@ -29,6 +30,8 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -127,6 +130,49 @@ class CelHookTest {
         .hasMessage("spec.hooks.sync: webhook and cel are mutually exclusive; set one");
   }
 
+  /**
+   * An evaluation over its time budget fails its own parent's sync, a {@code SyncError}, and gives the worker back:
+   * with a single worker, a second parent still converges while the first keeps failing (its expression, unbounded,
+   * would run for minutes).
+   */
+  @Test
+  void anEvaluationOverItsTimeoutIsASyncErrorAndTheOnlyWorkerGoesOnToTheNextParent() {
+    String hundred = IntStream.range(0, 100).mapToObj(Integer::toString).collect(Collectors.joining(", ", "[", "]"));
+    String endless = "%1$s.map(a, %1$s.map(b, %1$s.map(c, %1$s.map(d, a + b + c + d)))).size()".formatted(hundred);
+    String hook = "{\"cel\": {\"timeout\": \"100ms\", \"costLimit\": 9000000000000000000, \"expression\": "
+        + KubeJson.quote("parent.spec.who == 'slow' ? {'status': {'n': " + endless + "}} : " + GREETER) + "}}";
+    RecordingApi api = new RecordingApi();
+    FakeInformers informers = new FakeInformers();
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    HostedController controller = controller(api, informers, meters, hook, EngineCommand.parse("--workers=1"));
+    try {
+      controller.start().subscribe();
+      await().atMost(Duration.ofSeconds(30)).until(() -> controller.phase() == HostedController.Phase.RUNNING);
+      for (String name : List.of("slow", "quick")) {
+        KubeObject parent = parent(name, name.equals("slow") ? "slow" : "World");
+        api.holding(THINGS, parent);
+        informers.of(THINGS).put(parent).deliver(added(parent));
+      }
+
+      await().atMost(Duration.ofSeconds(30)).until(() -> api.actions().stream().anyMatch(action ->
+          action.verb().equals("create") && action.body().contains("quick-greeting")));
+      await().atMost(Duration.ofSeconds(30)).until(() -> api.actions().stream()
+          .filter(action -> action.resource().equals("events"))
+          .map(action -> KubeJson.mapper().readTree(action.body()))
+          .anyMatch(event -> event.at("/involvedObject/name").asString().equals("slow") && event.path("message")
+              .asString().equals("Sync error: sync hook: the CEL hook went over its timeout of 100 ms")));
+    } finally {
+      controller.stop(Duration.ZERO).block(Duration.ofSeconds(10));
+    }
+  }
+
+  private static KubeObject parent(String name, String who) {
+    return KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "test.metareactor.dev/v1", "kind": "Thing",
+         "metadata": {"name": "%s", "namespace": "%s", "uid": "%s-uid", "generation": 1, "resourceVersion": "7"},
+         "spec": {"who": "%s", "size": 2}}""".formatted(name, NAMESPACE, name, who)));
+  }
+
   private List<RecordingApi.Action> sync(String hook, boolean succeeds) {
     return sync(new RecordingApi(), hook, succeeds);
   }
@@ -135,15 +181,11 @@ class CelHookTest {
   private List<RecordingApi.Action> sync(RecordingApi api, String hook, boolean succeeds) {
     FakeInformers informers = new FakeInformers();
     SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    HostedController controller = controller(api, informers, meters, hook);
+    HostedController controller = controller(api, informers, meters, hook, EngineCommand.parse());
     try {
       controller.start().subscribe();
       await().atMost(Duration.ofSeconds(30)).until(() -> controller.phase() == HostedController.Phase.RUNNING);
-      KubeObject parent = KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
-          {"apiVersion": "test.metareactor.dev/v1", "kind": "Thing",
-           "metadata": {"name": "p", "namespace": "%s", "uid": "parent-uid", "generation": 1,
-                        "resourceVersion": "7"},
-           "spec": {"who": "World", "size": 2}}""".formatted(NAMESPACE)));
+      KubeObject parent = parent("p", "World");
       api.holding(THINGS, parent);
       informers.of(THINGS).put(parent).deliver(added(parent));
       String result = succeeds ? "success" : "error";
@@ -157,7 +199,12 @@ class CelHookTest {
 
   private HostedController controller(RecordingApi api, FakeInformers informers, SimpleMeterRegistry meters,
       String hook) {
-    ControllerContext context = new ControllerContext(EngineCommand.parse(), new FixedDiscovery(THINGS, CONFIG_MAPS),
+    return controller(api, informers, meters, hook, EngineCommand.parse());
+  }
+
+  private HostedController controller(RecordingApi api, FakeInformers informers, SimpleMeterRegistry meters,
+      String hook, EngineOptions options) {
+    ControllerContext context = new ControllerContext(options, new FixedDiscovery(THINGS, CONFIG_MAPS),
         informers, api, new EventRecorder(api, new RateLimit(100, 100), Scheduling.production().wallClock(), "test"),
         hooks, meters, Scheduling.production());
     return CompositeController.kind().factory().create(KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""

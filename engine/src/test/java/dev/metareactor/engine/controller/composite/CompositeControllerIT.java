@@ -279,13 +279,22 @@ class CompositeControllerIT extends CompositeTestBase {
     assertThat(engine.hasEvent("default", valid, "Started", "Started controller: " + valid)).isTrue();
   }
 
+  /**
+   * A CEL sync hook on the real API server, with {@link ConfigMapHook} (served apart, so that the test's own hook
+   * sees no call) as its shadow: the engine compares every CEL answer with the webhook's as the API server would
+   * take them (the writes each would make), and none differs.
+   */
   @Test
   void aCelSyncHookConvergesWithoutAWebhookAndOneThatDoesNotCompileIsACreateErrorNamingWhere() {
     parents = ParentCrd.create(cluster, "Greeter");
     String webhook = "      webhook:\n        url: " + hooks.url("/sync") + "\n";
     String cel = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+    ConfigMapHook sameInJava = new ConfigMapHook();
+    HookServer shadow = HookServer.builder().route("/sync", sameInJava).start();
     // ConfigMapHook's sync, in CEL: one ConfigMap per name with the parent's value; what it was shown in status.
-    engine.createController(controllerYaml(cel, parents, "InPlace", hooks.url("/sync"), "").replace(webhook, """
+    engine.createController(controllerYaml(cel, parents, "InPlace", hooks.url("/sync"), "").replace(
+        "  name: " + cel + "\n", "  name: " + cel + "\n  annotations: {metareactor.dev/shadow-sync-url: \""
+            + shadow.url("/sync") + "\"}\n").replace(webhook, """
         cel:
           expression: |
             {'children': parent.spec.names.map(n, {'apiVersion': 'v1', 'kind': 'ConfigMap',
@@ -305,6 +314,11 @@ class CompositeControllerIT extends CompositeTestBase {
     assertThat(hook.calls("greeter")).as("webhook calls").isZero();
     await().atMost(TIMEOUT).until(() -> engine.hasEvent("default", broken, "CreateError",
         "Cannot create new controller: spec.hooks.sync.cel.expression: 1:36: mismatched input ']'"));
+    try (shadow) {
+      await().atMost(TIMEOUT).until(() -> engine.shadowSyncs(cel, "same") >= 2);
+      assertThat(engine.shadowSyncs(cel, "differs")).as("CEL answers the webhook gave otherwise").isZero();
+      assertThat(sameInJava.calls("greeter")).as("the shadow's calls").isPositive();
+    }
   }
 
   @Test

@@ -122,6 +122,18 @@ class DecoratorControllerIT {
   }
 
   private String decorator(String url, String extraHooks, String extraSpec) {
+    return decoratorWithHooks("""
+            sync:
+              webhook:
+                url: %s
+        """.formatted(url) + extraHooks, extraSpec);
+  }
+
+  /**
+   * Creates a DecoratorController of the targets (those annotated {@code decorate}) attaching ConfigMaps in place,
+   * with these hooks (YAML under {@code spec.hooks}, indented by four spaces); returns its name.
+   */
+  private String decoratorWithHooks(String hooksYaml, String extraSpec) {
     String name = "dc-" + UUID.randomUUID().toString().substring(0, 8);
     engine.createController("""
         apiVersion: metacontroller.k8s.io/v1alpha1
@@ -141,10 +153,7 @@ class DecoratorControllerIT {
             updateStrategy:
               method: InPlace
           hooks:
-            sync:
-              webhook:
-                url: %s
-        """.formatted(name, targets.apiVersion(), targets.plural(), url) + extraHooks + extraSpec);
+        """.formatted(name, targets.apiVersion(), targets.plural()) + hooksYaml + extraSpec);
     return name;
   }
 
@@ -435,6 +444,45 @@ class DecoratorControllerIT {
     awaitGone("opt-a");
     await().atMost(TIMEOUT).untilAsserted(() -> assertThat(finalizers("opt")).containsExactly("example.com/hold"));
     targets.in(client).withName("opt").patch(PatchContext.of(PatchType.JSON_MERGE),
+        "{\"metadata\":{\"finalizers\":null}}");
+  }
+
+  /**
+   * The sync and finalize hooks in CEL, no webhook: the finalize hook answers no attachments, and finalized once it
+   * is shown none; so a deleted target, held by a foreign finalizer, loses its attachments (deleted by the engine,
+   * not the garbage collector: the target is still there) and then the engine's finalizer.
+   */
+  @Test
+  void aCelFinalizeHookTearsTheAttachmentsDownThenLetsTheTargetGo() {
+    targets = ParentCrd.create(cluster, "Celo");
+    String name = decoratorWithHooks("""
+            sync:
+              cel:
+                expression: |
+                  {'labels': {'decorated': 'yes'},
+                   'attachments': ['a', 'b'].map(s, {'apiVersion': 'v1', 'kind': 'ConfigMap',
+                      'metadata': {'name': object.metadata.name + '-' + s}, 'data': {'value': 'v1'}})}
+            finalize:
+              cel:
+                expression: |
+                  {'attachments': [],
+                   'finalized': !('ConfigMap.v1' in attachments) || attachments['ConfigMap.v1'].size() == 0}
+        """, "");
+    String finalizer = "metacontroller.io/decoratorcontroller-" + name;
+    createTarget("celo", Map.of("decorate", ""), Map.of());
+    awaitAttachment("celo-a", "v1");
+    awaitAttachment("celo-b", "v1");
+    await().atMost(TIMEOUT).until(() -> finalizers("celo").contains(finalizer)
+        && "yes".equals(target("celo").getMetadata().getLabels().get("decorated")));
+
+    targets.in(client).withName("celo").patch(PatchContext.of(PatchType.JSON),
+        "[{\"op\":\"add\",\"path\":\"/metadata/finalizers/-\",\"value\":\"example.com/hold\"}]");
+    targets.in(client).withName("celo").delete();
+    awaitGone("celo-a");
+    awaitGone("celo-b");
+    await().atMost(TIMEOUT).untilAsserted(() -> assertThat(finalizers("celo")).containsExactly("example.com/hold"));
+    assertThat(hook.calls("celo")).as("webhook calls").isZero();
+    targets.in(client).withName("celo").patch(PatchContext.of(PatchType.JSON_MERGE),
         "{\"metadata\":{\"finalizers\":null}}");
   }
 

@@ -185,6 +185,47 @@ class MapControllerIT {
     assertThat(names(outputsOf("mine"))).containsExactlyInAnyOrder("mine-kept-a", "mine-kept-b");
   }
 
+  /**
+   * The map and tombstone hooks in CEL, no webhook: {@link #map}'s outputs, and a tombstone hook that keeps a
+   * removed input's {@code -a} outputs until the parent's {@code spec.letGo} says otherwise; the rest goes as a
+   * webhook's answer would have it.
+   */
+  @Test
+  void celMapAndTombstoneHooksKeepWhatTheTombstoneAnswerListsUntilItLetsThemGo() {
+    String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
+    controller("""
+          resyncPeriodSeconds: 1
+          hooks:
+            map:
+              cel:
+                expression: |
+                  {'outputs': ['-a', '-b'].map(s, {'apiVersion': '%s', 'kind': '%s',
+                     'metadata': {'name': parent.metadata.name + '-' + input.metadata.name + s},
+                     'spec': {'value': input.data.value}})}
+            tombstone:
+              cel:
+                expression: |
+                  {'outputs': has(parent.spec.letGo) ? [] : outputs.map(type, outputs[type].map(name,
+                     outputs[type][name]).filter(o, o.metadata.name.endsWith('-a'))).flatten()}
+        """.formatted(outputs.apiVersion(), outputs.kind()));
+    input("deleted", Map.of("team", label), "v1");
+    input("kept", Map.of("team", label), "v1");
+    parent("mine", label);
+    await().atMost(TIMEOUT).until(() -> outputsOf("mine").size() == 4);
+    assertThat(valueOf(outputs.in(client).withName("mine-deleted-b").get())).isEqualTo("v1");
+
+    client.configMaps().withName("deleted").delete();
+    await().atMost(TIMEOUT).until(() -> Set.copyOf(names(outputsOf("mine")))
+        .equals(Set.of("mine-deleted-a", "mine-kept-a", "mine-kept-b")));
+
+    parents.in(client).withName("mine").patch(PatchContext.of(PatchType.JSON_MERGE),
+        "{\"spec\": {\"letGo\": true}}");
+    await().atMost(TIMEOUT).until(() -> Set.copyOf(names(outputsOf("mine"))).equals(Set.of("mine-kept-a",
+        "mine-kept-b")));
+    assertThat(mapCalls).as("webhook map calls").isEmpty();
+    assertThat(tombstoneCalls).as("webhook tombstone calls").isEmpty();
+  }
+
   @Test
   void withoutATombstoneHookDetachedOutputsGoAtOnceAndARecreatedInputGetsFreshOnes() {
     String label = "team-" + UUID.randomUUID().toString().substring(0, 6);
