@@ -11,7 +11,9 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -160,23 +162,47 @@ final class EngineProcess implements AutoCloseable {
    * {@code label} ({@code result="same"}; {@code ""} for all), or {@link Double#NaN} when it cannot be read.
    */
   private double metric(int i, String name, String label) {
+    Map<String, Double> series = series(i, name);
+    if (series == null) {
+      return Double.NaN;
+    }
+    return series.entrySet().stream().filter(entry -> label.isEmpty() || entry.getKey().contains(label))
+        .mapToDouble(Map.Entry::getValue).sum();
+  }
+
+  /**
+   * Every series of metric {@code name}, by its labels as written ({@code {lane="fresh",le="0.1"}}; {@code ""}
+   * without labels), summed over the replicas; empty when no replica could be read.
+   */
+  Map<String, Double> series(String name) {
+    Map<String, Double> sums = new LinkedHashMap<>();
+    for (int i = 0; i < replicas.size(); i++) {
+      Map<String, Double> one = series(i, name);
+      if (one != null) {
+        one.forEach((labels, value) -> sums.merge(labels, value, Double::sum));
+      }
+    }
+    return sums;
+  }
+
+  /** The series of metric {@code name} on replica {@code i}, or {@code null} when it cannot be read. */
+  private Map<String, Double> series(int i, String name) {
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + replicas.get(i).metricsPort()
         + "/metrics")).timeout(Duration.ofSeconds(5)).GET().build();
     try {
-      double sum = 0;
+      Map<String, Double> series = new LinkedHashMap<>();
       for (String line : http.send(request, HttpResponse.BodyHandlers.ofString()).body().lines().toList()) {
-        boolean labelled = label.isEmpty() || line.startsWith(name + "{") && line.substring(0, line.indexOf('}') + 1)
-            .contains(label);
-        if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && labelled) {
-          sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+          String labels = line.startsWith(name + "{") ? line.substring(name.length(), line.indexOf('}') + 1) : "";
+          series.merge(labels, Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)), Double::sum);
         }
       }
-      return sum;
+      return series;
     } catch (IOException | NumberFormatException e) {
-      return Double.NaN;
+      return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return Double.NaN;
+      return null;
     }
   }
 

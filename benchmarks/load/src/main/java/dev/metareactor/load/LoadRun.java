@@ -246,6 +246,7 @@ final class LoadRun {
    */
   private void latency(EngineProcess process) throws IOException, InterruptedException {
     Measurement m = begin(process, true);
+    LaneWaits lanesBefore = LaneWaits.of(process);
     long start = System.nanoTime();
     setup.watch().timeEdits(ConvergenceWatch.wallNanos());
     Loadkit.Result edits;
@@ -268,6 +269,15 @@ final class LoadRun {
       double fraction = p.equals("max") ? 1 : Integer.parseInt(p.substring(1)) / 100.0;
       extra.put(p.equals("max") ? "convergedMaxMs" : "converged" + p.toUpperCase() + "Ms",
           percentile(converged, fraction));
+    }
+    LaneWaits lanes = LaneWaits.of(process);
+    for (String lane : List.of("fresh", "background")) {
+      if (Double.isNaN(lanes.count(lane, lanesBefore))) {
+        continue; // an engine without the metric (upstream)
+      }
+      extra.put(lane + "Waits", lanes.count(lane, lanesBefore));
+      extra.put(lane + "WaitP50Ms", lanes.quantileMillis(lane, lanesBefore, 0.5));
+      extra.put(lane + "WaitP99Ms", lanes.quantileMillis(lane, lanesBefore, 0.99));
     }
     phases.add(m.end("latency", seconds, process, extra));
     LOG.info("{}: edit to hook p50 {} ms, p99 {} ms; edit to converged p50 {} ms, p99 {} ms, max {} ms over {} edits",

@@ -90,6 +90,15 @@ final class Report {
           r -> extra(r, "latency", "converged" + p + "Ms"), true));
     }
     metrics.add(new Metric("latency: edits timed to converged", r -> extra(r, "latency", "convergedCount"), false));
+    // Metareactor's queue by lane (metareactor_queue_wait_seconds): bucket bounds, 1 ms to 5 min.
+    for (String lane : List.of("fresh", "background")) {
+      metrics.add(new Metric("latency: " + lane + " lane, keys taken", r -> extra(r, "latency", lane + "Waits"),
+          false));
+      for (String p : List.of("P50", "P99")) {
+        metrics.add(new Metric("latency: " + lane + " lane, wait in the queue " + p.toLowerCase(Locale.ROOT)
+            + " at most (ms)", r -> extra(r, "latency", lane + "Wait" + p + "Ms"), true));
+      }
+    }
     metrics.add(new Metric("latency: engine CPU (s)", r -> cpu(r, "latency"), false));
     metrics.add(new Metric("fan-out: shared ConfigMap edit to its parents converged, median (s)",
         r -> extra(r, "fanout", "fanOutMedianSeconds"), true));

@@ -66,6 +66,10 @@ class LoadHarnessIT {
     assertThat(latency.path("convergedCount").asDouble()).isEqualTo(latency.path("edits").asDouble());
     assertThat(latency.path("convergedMaxMs").asDouble())
         .isGreaterThanOrEqualTo(latency.path("convergedP50Ms").asDouble()).isPositive();
+    // The engine's queue by lane: every edit's sync came from the fresh lane, the resyncs (--resync 1) from the other.
+    assertThat(latency.path("freshWaits").asDouble()).isPositive();
+    assertThat(latency.path("backgroundWaits").asDouble()).isPositive();
+    assertThat(latency.path("backgroundWaitP99Ms").asDouble()).isPositive();
     // Each shared ConfigMap's new value reached the parents relating to it (the hook copies it into the status and
     // every child): one in-place update of every child, one status write per parent at least.
     JsonNode fanOut = phases.get("fanout");

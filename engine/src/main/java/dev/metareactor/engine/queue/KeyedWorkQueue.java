@@ -260,6 +260,7 @@ public final class KeyedWorkQueue<K> {
   private @Nullable State started;
   private long startedWaitingSince;
   private Causes startedCauses = Causes.NONE;
+  private boolean startedFresh;
   /** Fresh keys handed out in a row; only the drain loop touches it. */
   private int freshInARow;
 
@@ -512,6 +513,7 @@ public final class KeyedWorkQueue<K> {
       started = s;
       startedWaitingSince = s.waitingSince;
       startedCauses = s.takeCauses(s.startedAt - s.waitingSince);
+      startedFresh = s.fresh;
       s.fresh = false;
     }
     return s;
@@ -725,7 +727,7 @@ public final class KeyedWorkQueue<K> {
       startedCauses = Causes.NONE;
       depth.decrement();
       running.add(state);
-      metrics.queued(state.startedAt - startedWaitingSince);
+      metrics.queued(state.startedAt - startedWaitingSince, startedFresh);
       sub.actual.onNext(new Work<>(key, causes));
       emitted++;
     }

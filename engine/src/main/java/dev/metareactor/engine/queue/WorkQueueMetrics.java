@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.LongStream;
 
 /**
  * The queue's meters, named so that a Prometheus registry exposes client-go's workqueue metrics:
@@ -29,6 +30,12 @@ final class WorkQueueMetrics {
 
   /** client-go's {@code ExponentialBuckets(10e-9, 10, 12)}. */
   static final Duration[] BUCKETS = buckets();
+  /**
+   * The lanes' buckets, 1 ms to 5 minutes: client-go's factors of ten say nothing between 0.1 and 1 s, where how
+   * long a change waits and how late a resync runs are told apart.
+   */
+  static final Duration[] LANE_BUCKETS = LongStream.of(1, 5, 10, 25, 50, 100, 250, 500, 1_000,
+      2_500, 5_000, 10_000, 30_000, 60_000, 300_000).mapToObj(Duration::ofMillis).toArray(Duration[]::new);
 
   private final MeterRegistry registry;
   private final Tags tags;
@@ -36,6 +43,10 @@ final class WorkQueueMetrics {
   final Counter retries;
   final Timer queueDuration;
   final Timer workDuration;
+  /** {@code metareactor_queue_wait_seconds} of keys taken from the fresh lane. */
+  final Timer freshWait;
+  /** {@code metareactor_queue_wait_seconds} of keys taken from the background lane. */
+  final Timer backgroundWait;
   private final List<Gauge> gauges;
 
   WorkQueueMetrics(MeterRegistry registry, WorkQueueOptions options, KeyedWorkQueue<?> queue) {
@@ -49,14 +60,18 @@ final class WorkQueueMetrics {
         .register(registry);
     this.queueDuration = timer(MetricCatalogue.WORKQUEUE_QUEUE_DURATION);
     this.workDuration = timer(MetricCatalogue.WORKQUEUE_WORK_DURATION);
+    this.freshWait = laneWait("fresh");
+    this.backgroundWait = laneWait("background");
     this.gauges = List.of(
         gauge(MetricCatalogue.WORKQUEUE_DEPTH, queue, KeyedWorkQueue::depth),
         gauge(MetricCatalogue.WORKQUEUE_UNFINISHED_WORK, queue, KeyedWorkQueue::unfinishedWorkSeconds),
         gauge(MetricCatalogue.WORKQUEUE_LONGEST_RUNNING_PROCESSOR, queue, KeyedWorkQueue::longestRunningSeconds));
   }
 
-  void queued(long nanos) {
+  /** A key waited {@code nanos} before a worker took it from the fresh lane ({@code fresh}) or the background one. */
+  void queued(long nanos, boolean fresh) {
     queueDuration.record(nanos, TimeUnit.NANOSECONDS);
+    (fresh ? freshWait : backgroundWait).record(nanos, TimeUnit.NANOSECONDS);
   }
 
   void worked(long nanos) {
@@ -74,14 +89,21 @@ final class WorkQueueMetrics {
       }
     }
     if (owner) {
-      for (Meter meter : List.of(adds, retries, queueDuration, workDuration)) {
+      for (Meter meter : List.of(adds, retries, queueDuration, workDuration, freshWait, backgroundWait)) {
         registry.remove(meter);
       }
       // Registries without native histograms publish each bucket as a gauge of its own.
-      for (Timer timer : List.of(queueDuration, workDuration)) {
+      for (Timer timer : List.of(queueDuration, workDuration, freshWait, backgroundWait)) {
         registry.find(timer.getId().getName() + ".histogram").tags(tags).meters().forEach(registry::remove);
       }
     }
+  }
+
+  private Timer laneWait(String lane) {
+    return MetricCatalogue.QUEUE_LANE_WAIT.timer()
+        .tags(tags.and("lane", lane))
+        .serviceLevelObjectives(LANE_BUCKETS)
+        .register(registry);
   }
 
   private Timer timer(Metric metric) {

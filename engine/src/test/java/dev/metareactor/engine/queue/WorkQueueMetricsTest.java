@@ -54,7 +54,8 @@ class WorkQueueMetricsTest {
     assertThat(registry.getMeters()).extracting(meter -> meter.getId().getName())
         .filteredOn(name -> !name.endsWith(".histogram")).containsExactlyInAnyOrder(
         "workqueue.adds", "workqueue.retries", "workqueue.queue.duration", "workqueue.work.duration",
-        "workqueue.depth", "workqueue.unfinished.work", "workqueue.longest.running.processor");
+        "workqueue.depth", "workqueue.unfinished.work", "workqueue.longest.running.processor",
+        "metareactor.queue.wait", "metareactor.queue.wait");
     for (Meter meter : registry.getMeters()) {
       assertThat(meter.getId().getTags()).containsAll(TAGS);
     }
@@ -109,6 +110,33 @@ class WorkQueueMetricsTest {
     assertThat(gauge("workqueue.longest.running.processor")).isZero();
     assertThat(timer("workqueue.work.duration").count()).isEqualTo(2);
     assertThat(timer("workqueue.work.duration").totalTime(TimeUnit.SECONDS)).isEqualTo(20);
+  }
+
+  /**
+   * The wait of each key is also kept by the lane it was taken from: with the one worker busy, a resync (background)
+   * and then an edit (fresh) wait; the edit goes first, the resync after it.
+   */
+  @Test
+  void eachKeysWaitIsAlsoKeptByItsLane() {
+    KeyedWorkQueue<String> queue = new KeyedWorkQueue<>(WorkQueueOptions.of("CompositeController-web", "web", 1),
+        time, () -> time.now(TimeUnit.NANOSECONDS), registry);
+    queue.process((key, causes) -> Mono.delay(Duration.ofSeconds(2), time).thenReturn(Outcome.success()))
+        .subscribe();
+    queue.add("busy", CHANGED);
+    queue.add("resynced", Trigger.of(Trigger.Cause.RESYNC_PERIOD));
+    time.advanceTimeBy(Duration.ofMillis(500));
+    queue.add("edited", CHANGED);
+    time.advanceTimeBy(Duration.ofSeconds(10));
+
+    Timer fresh = registry.get("metareactor.queue.wait").tags(TAGS).tag("lane", "fresh").timer();
+    Timer background = registry.get("metareactor.queue.wait").tags(TAGS).tag("lane", "background").timer();
+    assertThat(fresh.count()).as("busy and edited").isEqualTo(2);
+    assertThat(fresh.max(TimeUnit.MILLISECONDS)).as("edited waited for busy's run").isEqualTo(1500);
+    assertThat(background.count()).isEqualTo(1);
+    assertThat(background.max(TimeUnit.MILLISECONDS)).as("resynced waited for busy and edited").isEqualTo(4000);
+    assertThat(timer("workqueue.queue.duration").count()).isEqualTo(3);
+    assertThat(background.takeSnapshot().histogramCounts()).extracting(bucket -> bucket.bucket(TimeUnit.MILLISECONDS))
+        .contains(1.0, 100.0, 1_000.0, 5_000.0, 300_000.0);
   }
 
   @Test
