@@ -3,16 +3,22 @@ package dev.metareactor.benchmarks;
 import dev.metareactor.engine.cel.CelHookProgram;
 import dev.metareactor.engine.cel.CelLimits;
 import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * One evaluation of a CEL sync hook ({@link CelHookProgram#evaluate}), on the load harness's shapes: a parent whose
@@ -25,6 +31,9 @@ import tools.jackson.databind.JsonNode;
  *   <li>{@code webhookClientSide} — what a webhook call costs the engine besides the network and the hook's own
  *       work: the request serialized and an answer of the same content parsed from its bytes.</li>
  * </ul>
+ *
+ * <p>{@code shape}: {@code tree}, the request parsed whole from its text; {@code engine}, the request as the engine
+ * builds it ({@code ObjectSync}): the observed children embedded as their cached bytes, unparsed.
  *
  * <p>Command: {@code java -jar benchmarks/target/benchmarks.jar CelHookBenchmark -f 1 -wi 3 -i 5 -w 2s -r 2s
  * -prof gc}
@@ -41,6 +50,9 @@ public class CelHookBenchmark {
          'data': {'value': parent.spec.value, 'index': n, 'payload': parent.spec.payload}}),
        'status': {'children': parent.spec.names.size(), 'observed': children['ConfigMap.v1'].size()}}""";
 
+  @Param({"tree", "engine"})
+  public String shape;
+
   private CelHookProgram program;
   private JsonNode request;
   private byte[] answer;
@@ -48,8 +60,19 @@ public class CelHookBenchmark {
   @Setup
   public void setUp() {
     program = CelHookProgram.compile(EXPRESSION, CelLimits.DEFAULT);
-    request = KubeJson.mapper().readTree(request());
+    ObjectNode tree = (ObjectNode) KubeJson.mapper().readTree(request());
+    request = shape.equals("engine") ? withRawChildren(tree) : tree;
     answer = KubeJson.bytes(program.evaluate(request));
+  }
+
+  /** {@code request} with each observed child as the engine embeds it: a cached object's bytes. */
+  static ObjectNode withRawChildren(ObjectNode request) {
+    ObjectNode group = (ObjectNode) request.get("children").get("ConfigMap.v1");
+    List<Map.Entry<String, JsonNode>> children = new ArrayList<>(group.properties());
+    for (Map.Entry<String, JsonNode> child : children) {
+      group.putRawValue(child.getKey(), KubeObject.of((ObjectNode) child.getValue()).raw());
+    }
+    return request;
   }
 
   static String request() {
