@@ -18,7 +18,6 @@ import dev.cel.runtime.CelEvaluationException;
 import dev.cel.runtime.CelRuntime;
 import dev.metareactor.engine.kube.KubeJson;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -132,12 +131,7 @@ public final class CelHookProgram {
    *     object JSON can hold
    */
   public JsonNode evaluate(JsonNode request) {
-    Map<String, Object> fields = CelValues.fromJson(KubeJson.bytes(request));
-    Map<String, Object> variables = new HashMap<>();
-    for (String name : VARIABLES) {
-      variables.put(name, fields.getOrDefault(name, dev.cel.common.values.NullValue.NULL_VALUE));
-    }
-    variables.put(REQUEST, fields);
+    CelRequest variables = new CelRequest(request);
     CelBudget budget = new CelBudget(limits, System::nanoTime);
     Object answer;
     try {

@@ -31,17 +31,10 @@ final class CelValues {
 
   private CelValues() {}
 
-  /** The variables of a request: each top-level field by its name. */
-  static Map<String, Object> fromJson(byte[] json) {
+  /** The CEL value of a JSON text. */
+  static Object read(byte[] json) {
     try (JsonParser parser = KubeJson.mapper().createParser(json)) {
-      JsonToken first = parser.nextToken();
-      Object value = read(parser, first);
-      if (!(value instanceof Map<?, ?> map)) {
-        throw new IllegalArgumentException("a hook request is a JSON object, not " + first);
-      }
-      @SuppressWarnings("unchecked")
-      Map<String, Object> fields = (Map<String, Object>) map;
-      return fields;
+      return read(parser, parser.nextToken());
     }
   }
 

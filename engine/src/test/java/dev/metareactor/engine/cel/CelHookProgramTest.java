@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.metareactor.engine.kube.KubeJson;
+import dev.metareactor.engine.kube.KubeObject;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+import tools.jackson.databind.util.RawValue;
 
 class CelHookProgramTest {
 
@@ -32,6 +37,87 @@ class CelHookProgramTest {
 
     assertThat(KubeJson.text(answer)).isEqualTo("{\"status\":{\"message\":\"Hello, World\",\"n\":4,\"x\":null,"
         + "\"finalizing\":false,\"owned\":0,\"ratio\":0.5},\"children\":[],\"object\":null,\"controller\":\"hello\"}");
+  }
+
+  @Test
+  void anObjectIsAMapAndAnArrayAListWhateverTheExpressionDoesWithThem() {
+    JsonNode answer = evaluate("""
+        {'equal': parent.spec == {'who': 'World', 'n': 3, 'x': null}, 'in': 'who' in parent.spec,
+         'has': has(parent.spec.x), 'hasNot': has(parent.spec.y), 'size': parent.spec.size(),
+         'keys': parent.spec.map(k, k), 'values': parent.spec.filter(k, k != 'x').map(k, parent.spec[k]),
+         'merged': merge(parent.spec, {'n': 4}), 'json': toJson(parent.metadata), 'hash': sha256(parent.spec),
+         'echo': request.parent.spec, 'list': [parent.spec.n] + [parent.spec.who]}""");
+
+    assertThat(KubeJson.text(answer)).isEqualTo("{\"equal\":true,\"in\":true,\"has\":true,\"hasNot\":false,"
+        + "\"size\":3,\"keys\":[\"who\",\"n\",\"x\"],\"values\":[\"World\",3],"
+        + "\"merged\":{\"who\":\"World\",\"n\":4,\"x\":null},"
+        + "\"json\":\"{\\\"name\\\":\\\"p1\\\",\\\"namespace\\\":\\\"ns\\\"}\","
+        + "\"hash\":\"" + CelHelpers.sha256(java.util.Map.of("who", "World", "n", 3L, "x",
+            dev.cel.common.values.NullValue.NULL_VALUE)) + "\","
+        + "\"echo\":{\"who\":\"World\",\"n\":3,\"x\":null},\"list\":[3,\"World\"]}");
+  }
+
+  @Test
+  void numbersAreWhatTheirJsonTextReadsAs() {
+    // Trees the engine builds may hold numbers in any of Jackson's forms; the expression sees each as its text reads.
+    ObjectNode input = KubeJson.nodes().objectNode();
+    input.put("int", 7).put("long", 1L << 40).put("smallBig", BigInteger.TEN)
+        .put("hugeBig", BigInteger.TEN.pow(30)).put("double", 0.5).put("float", 0.1f)
+        .put("wholeDecimal", new BigDecimal("100")).put("decimal", new BigDecimal("2.5")).put("nan", Double.NaN);
+    ObjectNode request = KubeJson.nodes().objectNode().set("input", input);
+    String expression = "{'types': input.map(k, " + typeOf("input[k]") + "), 'float': input['float'],"
+        + " 'hugeBig': input.hugeBig}";
+
+    assertThat(KubeJson.text(CelHookProgram.compile(expression, CelLimits.DEFAULT).evaluate(request)))
+        .isEqualTo("{\"types\":[\"int\",\"int\",\"int\",\"double\",\"double\",\"double\",\"int\","
+            + "\"double\",\"string\"],\"float\":0.1,\"hugeBig\":1.0E30}");
+  }
+
+  @Test
+  void anObservedObjectEmbeddedAsItsBytesReadsAsTheSameValuesAsItsTree() {
+    String child = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+        + "\"labels\":{\"a\":\"b\"}},\"data\":{\"n\":\"1\"},\"x\":[1,2.5,null,true,{\"y\":-3}]}";
+    ObjectNode asTree = (ObjectNode) json("{\"children\": {\"ConfigMap.v1\": {\"c\": " + child + "}}}");
+    ObjectNode asBytes = (ObjectNode) json("{\"children\": {\"ConfigMap.v1\": {}}}");
+    ((ObjectNode) asBytes.get("children").get("ConfigMap.v1")).putRawValue("c", KubeObject.of(
+        (ObjectNode) json(child)).raw());
+    CelHookProgram program = CelHookProgram.compile("""
+        {'echo': children['ConfigMap.v1'], 'name': children['ConfigMap.v1'].c.metadata.name,
+         'x': children['ConfigMap.v1'].c.x.map(v, %s), 'same': children['ConfigMap.v1'].c ==
+         request.children['ConfigMap.v1'].c}""".formatted(typeOf("v")), CelLimits.DEFAULT);
+
+    JsonNode fromTree = program.evaluate(asTree);
+
+    assertThat(KubeJson.text(program.evaluate(asBytes))).isEqualTo(KubeJson.text(fromTree));
+    assertThat(KubeJson.text(fromTree)).contains("\"echo\":{\"c\":" + child + "}",
+        "\"x\":[\"int\",\"double\",\"null_type\",\"bool\",\"map\"]", "\"same\":true");
+  }
+
+  @Test
+  void whatTheExpressionDoesNotReadIsNeverRead() {
+    // Bytes that are not JSON stand for an observed object: an expression that only counts or names the objects
+    // answers, so none of them was read.
+    ObjectNode request = (ObjectNode) json("{\"children\": {\"ConfigMap.v1\": {}}, \"finalizing\": false}");
+    ObjectNode observed = (ObjectNode) request.get("children").get("ConfigMap.v1");
+    observed.putRawValue("default/a", new RawValue("{not JSON"));
+    observed.putRawValue("default/b", new RawValue("{not JSON"));
+
+    JsonNode answer = CelHookProgram.compile("""
+        {'count': children['ConfigMap.v1'].size(), 'names': children['ConfigMap.v1'].map(k, k),
+         'all': children['ConfigMap.v1'].all(k, k.startsWith('default/'))}""", CelLimits.DEFAULT).evaluate(request);
+
+    assertThat(KubeJson.text(answer))
+        .isEqualTo("{\"count\":2,\"names\":[\"default/a\",\"default/b\"],\"all\":true}");
+  }
+
+  @Test
+  void anAnswerJsonCannotHoldNamesWhereTheValueIs() {
+    assertThatThrownBy(() -> evaluate("{'a': {'b': [1, 2.0 / 0.0]}}")).isInstanceOf(CelHookException.class)
+        .hasMessage("the answer at a.b[1] is Infinity, which JSON cannot hold");
+    assertThatThrownBy(() -> evaluate("{'a': [{1: 'x'}]}"))
+        .hasMessage("the answer at a[0] has a key that is not a string: 1");
+    assertThatThrownBy(() -> evaluate("{'a': [{'h': sha256({'b': {1: 2}})}]}"))
+        .hasRootCauseMessage("the value at b has a key that is not a string: 1");
   }
 
   @Test
@@ -126,6 +212,13 @@ class CelHookProgramTest {
     assertThat(program.evaluate(zeros(10)).path("any").asBoolean()).isFalse();
     assertThatThrownBy(() -> program.evaluate(zeros(CelHookProgram.MAX_ITERATIONS + 1)))
         .isInstanceOf(CelHookException.class).hasMessageContaining("Iteration budget exceeded");
+  }
+
+  /** A CEL expression naming the type of {@code value}'s value. */
+  private static String typeOf(String value) {
+    return ("type(V) == int ? 'int' : type(V) == double ? 'double' : type(V) == string ? 'string'"
+        + " : type(V) == null_type ? 'null_type' : type(V) == bool ? 'bool' : type(V) == map ? 'map' : 'other'")
+        .replace("V", value);
   }
 
   private static JsonNode zeros(int count) {
