@@ -5,8 +5,10 @@ import com.google.protobuf.ByteString;
 import dev.cel.common.values.CelByteString;
 import dev.cel.common.values.NullValue;
 import dev.metareactor.engine.kube.KubeJson;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,28 +90,38 @@ final class CelValues {
    * @throws CelHookException naming the path of a value JSON cannot hold
    */
   static JsonNode toJson(Object value, boolean sortKeys) {
-    return toJson(value, sortKeys, "");
+    try {
+      return write(value, sortKeys);
+    } catch (Unwritable e) {
+      throw new CelHookException(e.subject + at(String.join("", e.path)) + e.problem);
+    }
   }
 
-  private static JsonNode toJson(Object value, boolean sortKeys, String path) {
-    if (value instanceof Map<?, ?> map) {
-      ObjectNode object = NODES.objectNode();
-      Map<?, ?> entries = sortKeys ? sorted(map, path) : map;
-      for (Map.Entry<?, ?> entry : entries.entrySet()) {
-        if (!(entry.getKey() instanceof String key)) {
-          throw new CelHookException("the answer" + at(path) + " has a key that is not a string: " + entry.getKey());
-        }
-        object.set(key, toJson(entry.getValue(), sortKeys, path + "." + key));
-      }
-      return object;
+  /**
+   * A value JSON cannot hold, thrown from where it is found: each map and list it is in adds its step to the path on
+   * the way out, so that the path is only put together when there is one to tell.
+   */
+  private static final class Unwritable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final String subject;
+    private final String problem;
+    private final transient Deque<String> path = new ArrayDeque<>();
+
+    Unwritable(String subject, String problem) {
+      super(null, null, false, false);
+      this.subject = subject;
+      this.problem = problem;
     }
-    if (value instanceof List<?> list) {
-      ArrayNode array = NODES.arrayNode(list.size());
-      for (int i = 0; i < list.size(); i++) {
-        array.add(toJson(list.get(i), sortKeys, path + "[" + i + "]"));
-      }
-      return array;
+
+    Unwritable under(String step) {
+      path.addFirst(step);
+      return this;
     }
+  }
+
+  private static JsonNode write(Object value, boolean sortKeys) {
+    // Final classes first: a failing check for an interface (Map, List) scans the class's interfaces.
     if (value instanceof String text) {
       return NODES.stringNode(text);
     }
@@ -121,9 +133,38 @@ final class CelValues {
     }
     if (value instanceof Double number) {
       if (number.isNaN() || number.isInfinite()) {
-        throw new CelHookException("the answer" + at(path) + " is " + number + ", which JSON cannot hold");
+        throw new Unwritable("the answer", " is " + number + ", which JSON cannot hold");
       }
       return NODES.numberNode(number);
+    }
+    if (value instanceof Map<?, ?> map) {
+      ObjectNode object = NODES.objectNode();
+      Map<?, ?> entries = sortKeys ? sorted(map) : map;
+      for (Map.Entry<?, ?> entry : entries.entrySet()) {
+        if (!(entry.getKey() instanceof String key)) {
+          throw new Unwritable("the answer", " has a key that is not a string: " + entry.getKey());
+        }
+        try {
+          object.set(key, write(entry.getValue(), sortKeys));
+        } catch (Unwritable e) {
+          throw e.under("." + key);
+        }
+      }
+      return object;
+    }
+    if (value instanceof List<?> list) {
+      ArrayNode array = NODES.arrayNode(list.size());
+      // Iterated, not indexed: a list a comprehension built is a chain of lists, where get(i) walks the chain.
+      int index = 0;
+      for (Object element : list) {
+        try {
+          array.add(write(element, sortKeys));
+        } catch (Unwritable e) {
+          throw e.under("[" + index + "]");
+        }
+        index++;
+      }
+      return array;
     }
     if (value instanceof UnsignedLong number) {
       return NODES.numberNode(number.bigIntegerValue());
@@ -137,15 +178,14 @@ final class CelValues {
     if (value instanceof ByteString bytes) {
       return NODES.stringNode(Base64.getEncoder().encodeToString(bytes.toByteArray()));
     }
-    throw new CelHookException("the answer" + at(path) + " is a " + value.getClass().getSimpleName()
-        + ", which JSON cannot hold");
+    throw new Unwritable("the answer", " is a " + value.getClass().getSimpleName() + ", which JSON cannot hold");
   }
 
-  private static Map<String, Object> sorted(Map<?, ?> map, String path) {
+  private static Map<String, Object> sorted(Map<?, ?> map) {
     Map<String, Object> sorted = new TreeMap<>();
     map.forEach((key, item) -> {
       if (!(key instanceof String text)) {
-        throw new CelHookException("the value" + at(path) + " has a key that is not a string: " + key);
+        throw new Unwritable("the value", " has a key that is not a string: " + key);
       }
       sorted.put(text, item);
     });
