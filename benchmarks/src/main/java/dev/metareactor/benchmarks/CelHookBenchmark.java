@@ -26,8 +26,8 @@ import tools.jackson.databind.node.ObjectNode;
  * a 256-byte {@code payload}; the expression answers the 3 children and a status, as the harness's Go hook does.
  *
  * <ul>
- *   <li>{@code celEvaluate} — the whole evaluation: the request serialized and read into CEL values, the expression
- *       evaluated under its cost budget, the answer turned into JSON;</li>
+ *   <li>{@code celEvaluate} — the whole evaluation: the request's fields made CEL values, the expression evaluated
+ *       under its cost budget, the answer turned into JSON;</li>
  *   <li>{@code webhookClientSide} — what a webhook call costs the engine besides the network and the hook's own
  *       work: the request serialized and an answer of the same content parsed from its bytes.</li>
  * </ul>
