@@ -21,6 +21,9 @@ import tools.jackson.databind.node.ObjectNode;
  * ControllerRef, and updated with a PUT of the three-way merge of the cached object, the annotation and the desired
  * object.
  *
+ * <p>A verdict "nothing to do" is remembered ({@link SettledChildren}): the resyncs of a converged child neither parse
+ * it nor merge again until it or its desired state changes.
+ *
  * <p>A child that server-side apply wrote (the strategy was switched back) has no annotation but the engine's field
  * manager's field set: it is judged as server-side apply judges it, so a converged child costs nothing, and its first
  * write merges against the fields that set names, as the object shows them — what was applied — and records the
@@ -31,6 +34,7 @@ final class DynamicApplier implements ChildApplier {
   private final ObjectApi api;
   private final String fieldManager;
   private final Map<String, String> ownLabels;
+  private final SettledChildren settled = new SettledChildren();
 
   /**
    * @param fieldManager the server-side apply field manager whose field sets say a child was applied that way
@@ -57,6 +61,10 @@ final class DynamicApplier implements ChildApplier {
 
   @Override
   public @Nullable Change change(KubeObject owner, ApiResource resource, KubeObject current, ObjectNode desired) {
+    long fingerprint = SettledChildren.fingerprint(owner, desired, ownLabels);
+    if (settled.isSettled(current, fingerprint)) {
+      return null;
+    }
     ObjectNode observed = current.toTree();
     FieldSet applied = current.appliedFields();
     ApplyResult result;
@@ -65,6 +73,7 @@ final class DynamicApplier implements ChildApplier {
       OwnerRef.addControllerTo(configuration, owner);
       ChildApplier.addLabels(configuration, ownLabels);
       if (ServerSideApply.unchanged(observed, configuration, applied)) {
+        settled.settle(current, fingerprint);
         return null;
       }
       result = DynamicApply.update(observed, lastApplied(observed, applied), desired);
@@ -72,6 +81,7 @@ final class DynamicApplier implements ChildApplier {
       result = DynamicApply.update(observed, desired);
     }
     if (!result.changed()) {
+      settled.settle(current, fingerprint);
       return null;
     }
     ObjectNode merged = result.object();

@@ -1,9 +1,6 @@
 package dev.metareactor.engine.controller.apply;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.apply.DynamicApply;
-import dev.metareactor.apply.GoJson;
 import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.apply.LastAppliedConfiguration;
 import dev.metareactor.apply.OwnershipHandover;
@@ -14,7 +11,6 @@ import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.OwnerRef;
-import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -42,10 +38,9 @@ import tools.jackson.databind.node.ObjectNode;
  * already is what the configuration makes, that is remembered too, and the same configuration is not applied again
  * until the object changes: at most one request per change of either.
  *
- * <p>Every verdict "nothing to do" is remembered with the child's resourceVersion and a fingerprint of the desired
- * object ({@link GoJson#fingerprint}, no allocation), so the resyncs of a converged child cost a serialization into a
- * reused buffer and a lookup, as dynamic apply's steady state does; the field set is read and walked again only
- * when the child or its desired state changed.
+ * <p>Every verdict "nothing to do" is remembered ({@link SettledChildren}), so the resyncs of a converged child cost
+ * a serialization of the desired object into a reused buffer and a lookup, as under dynamic apply; the field set is
+ * read and walked again only when the child or its desired state changed.
  *
  * <p>A child still carrying the last-applied annotation was written by dynamic apply. It is judged as dynamic apply
  * judges it, so switching a converged cluster to server-side apply writes nothing; the first time it must change,
@@ -60,21 +55,12 @@ final class ServerSideApplier implements ChildApplier {
   private static final Logger LOG = LoggerFactory.getLogger(ServerSideApplier.class);
   /** Names the API server gives the writes of dynamic apply: Metacontroller's and this engine's User-Agent. */
   private static final List<String> DYNAMIC_APPLY_MANAGERS = List.of("metacontroller", KubeApi.USER_AGENT);
-  /**
-   * Children whose verdict is remembered (about 200 bytes each); one forgotten is checked again, nothing worse. An
-   * entry goes an hour after its child was last synced (a deleted child is never synced again).
-   */
-  private static final int SETTLED_MAX = 200_000;
 
   private final ObjectApi api;
   private final String fieldManager;
   private final Map<String, String> ownLabels;
   private final Set<String> formerManagers;
-  /** Child UID -> the desired object (by fingerprint) last seen to need nothing at that resourceVersion. */
-  private final Cache<String, Settled> settled = Caffeine.newBuilder().maximumSize(SETTLED_MAX)
-      .expireAfterAccess(Duration.ofHours(1)).build();
-
-  private record Settled(long desired, String resourceVersion) {}
+  private final SettledChildren settled = new SettledChildren();
 
   /** @param ownLabels the engine's labels, applied with every configuration (and so owned by the manager) */
   ServerSideApplier(ObjectApi api, String fieldManager, Map<String, String> ownLabels) {
@@ -195,24 +181,15 @@ final class ServerSideApplier implements ChildApplier {
   }
 
   private boolean isSettled(KubeObject current, long fingerprint) {
-    Settled known = settled.getIfPresent(current.storedUid());
-    return known != null && known.desired() == fingerprint
-        && known.resourceVersion().equals(current.resourceVersion());
+    return settled.isSettled(current, fingerprint);
   }
 
   private void settle(KubeObject object, long fingerprint) {
-    String version = object.resourceVersion();
-    if (version != null) {
-      settled.put(object.storedUid(), new Settled(fingerprint, version));
-    }
+    settled.settle(object, fingerprint);
   }
 
-  /**
-   * The desired object and its owner, which make the configuration: a child of another owner of the same name is
-   * another configuration (its ControllerRef).
-   */
   private long fingerprint(KubeObject owner, ObjectNode desired) {
-    return (GoJson.fingerprint(desired) * 31 + owner.storedUid().hashCode()) * 31 + ownLabels.hashCode();
+    return SettledChildren.fingerprint(owner, desired, ownLabels);
   }
 
   @Override

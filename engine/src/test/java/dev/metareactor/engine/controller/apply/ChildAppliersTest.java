@@ -3,6 +3,7 @@ package dev.metareactor.engine.controller.apply;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.metareactor.apply.DynamicApply;
 import dev.metareactor.engine.config.ApplyStrategy;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
@@ -133,6 +134,30 @@ class ChildAppliersTest {
     assertThat(serverSide.change(PARENT, CONFIG_MAPS, cached(sameVersion), desired("v1"))).isNull();
     assertThat(serverSide.change(PARENT, CONFIG_MAPS, converged, desired("v2"))).as("another desired object")
         .isNotNull();
+  }
+
+  /**
+   * Dynamic apply remembers its verdict too: a converged child is merged once, and its resyncs are judged by the
+   * resourceVersion and the desired object alone until either changes.
+   */
+  @Test
+  void dynamicApplyRemembersAConvergedChildsVerdictForItsResourceVersionAndDesiredObject() {
+    ObjectNode stored = DynamicApply.create(desired("v1")).object();
+    ((ObjectNode) stored.get("metadata")).put("uid", "c1").put("resourceVersion", "7")
+        .set("ownerReferences", KubeJson.mapper().readTree("[" + CONTROLLER_REF + "]"));
+    KubeObject converged = cached(stored);
+    assertThat(dynamic.change(PARENT, CONFIG_MAPS, converged, desired("v1"))).isNull();
+
+    // The same resourceVersion with other content cannot happen; that it is not looked at shows the verdict is kept.
+    ObjectNode sameVersion = stored.deepCopy();
+    ((ObjectNode) sameVersion.get("data")).put("value", "edited");
+    assertThat(dynamic.change(PARENT, CONFIG_MAPS, cached(sameVersion), desired("v1"))).isNull();
+    // A new resourceVersion, or another desired object, is judged again.
+    ((ObjectNode) sameVersion.get("metadata")).put("resourceVersion", "8");
+    assertThat(dynamic.change(PARENT, CONFIG_MAPS, cached(sameVersion), desired("v1"))).as("drift").isNotNull();
+    assertThat(dynamic.change(PARENT, CONFIG_MAPS, converged, desired("v2"))).as("another desired object")
+        .isNotNull();
+    assertThat(api.actions()).as("deciding sends nothing").isEmpty();
   }
 
   @Test
