@@ -198,7 +198,7 @@ public final class WhyCommand implements Callable<Integer> {
         return null;
       }
       String body = e instanceof ApiException api ? api.getMessage() : null;
-      fail(err, "cannot read the engine's page through the API server: " + (body != null ? body
+      fail(err, "cannot find the engine or read its page through the API server: " + (body != null ? body
           : ToolCommand.message(e)));
       return null;
     }
