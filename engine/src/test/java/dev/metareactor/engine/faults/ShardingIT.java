@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -469,7 +470,7 @@ class ShardingIT extends FaultSuite {
   }
 
   /** {@link #returnsToAFormerReplica(int)} without the calls {@code ignored} picks. */
-  private List<String> returnsToAFormerReplica(int from, java.util.function.Predicate<FaultLoad.SyncCall> ignored) {
+  private List<String> returnsToAFormerReplica(int from, Predicate<FaultLoad.SyncCall> ignored) {
     Map<String, List<FaultLoad.SyncCall>> byParent = new HashMap<>();
     for (FaultLoad.SyncCall call : load.calls.subList(from, load.calls.size())) {
       if (ignored.test(call)) {

@@ -94,7 +94,7 @@ final class ServerSideApplier implements ChildApplier {
   @Override
   public @Nullable Change change(KubeObject owner, ApiResource resource, KubeObject current, ObjectNode desired) {
     long fingerprint = fingerprint(owner, desired);
-    if (isSettled(current, fingerprint)) {
+    if (settled.isSettled(current, fingerprint)) {
       return null;
     }
     ObjectNode observed = current.toTree();
@@ -102,7 +102,7 @@ final class ServerSideApplier implements ChildApplier {
     boolean dynamicallyApplied = LastAppliedConfiguration.raw(observed) != null;
     if (dynamicallyApplied ? !DynamicApply.update(observed, desired).changed()
         : ServerSideApply.unchanged(observed, configuration, current.appliedFields())) {
-      settle(current, fingerprint);
+      settled.settle(current, fingerprint);
       return null;
     }
     return new Change() {
@@ -139,7 +139,7 @@ final class ServerSideApplier implements ChildApplier {
   /** The object an apply answered with, remembered as needing nothing more for the desired state it applied. */
   private KubeObject settled(ObjectApi.Written written, long fingerprint) {
     KubeObject object = KubeObject.parse(written.answer(), fieldManager);
-    settle(object, fingerprint);
+    settled.settle(object, fingerprint);
     return object;
   }
 
@@ -150,7 +150,7 @@ final class ServerSideApplier implements ChildApplier {
       boolean changes = !JsonEquality.equal(withoutBookkeeping(KubeJson.mapper().readTree(written.answer())),
           withoutBookkeeping(observed));
       if (!changes) {
-        settle(current, fingerprint);
+        settled.settle(current, fingerprint);
       }
       return changes;
     });
@@ -178,14 +178,6 @@ final class ServerSideApplier implements ChildApplier {
                     current.describe(), fieldManager))
                 .then())
             .orElse(Mono.empty()));
-  }
-
-  private boolean isSettled(KubeObject current, long fingerprint) {
-    return settled.isSettled(current, fingerprint);
-  }
-
-  private void settle(KubeObject object, long fingerprint) {
-    settled.settle(object, fingerprint);
   }
 
   private long fingerprint(KubeObject owner, ObjectNode desired) {
