@@ -117,10 +117,12 @@ class ShardingIT extends FaultSuite {
     assertNoParentSyncedByTwoAtOnce();
     assertThat(returnsToAFormerReplica(mark)).as("parents synced again by a replica after another one had").isEmpty();
     assertNoSyncWithChildrenMissing();
-    String movedParent = owners.entrySet().stream().filter(owner -> owner.getValue().equals("s4"))
-        .map(Map.Entry::getKey).findFirst().orElseThrow();
-    assertThat(why(movedParent)).as("why of a parent moved to s4, found through its label")
-        .contains("synced because moved to this shard");
+    // A parent relabelled for s4 before its informers listed arrives in that list, and its first sync there is rightly
+    // "controller started": one that came by an event of the move is looked for among the first ten.
+    List<String> timelines = owners.entrySet().stream().filter(owner -> owner.getValue().equals("s4"))
+        .map(Map.Entry::getKey).sorted().limit(10).map(this::why).toList();
+    assertThat(timelines).as("why of parents moved to s4, found through their label")
+        .anySatisfy(timeline -> assertThat(timeline).contains("synced because moved to this shard"));
     load.setValue("two");
     awaitShardedInvariants();
 
