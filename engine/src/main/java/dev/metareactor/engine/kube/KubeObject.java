@@ -32,7 +32,7 @@ import tools.jackson.databind.util.RawValue;
  */
 public final class KubeObject {
 
-  private final byte[] json;
+  private final StoredJson json;
   private final String apiVersion;
   private final String kind;
   private final String namespace;
@@ -48,7 +48,7 @@ public final class KubeObject {
   private final byte @Nullable [] appliedFields;
   private final byte @Nullable [] appliedStatusFields;
 
-  private KubeObject(byte[] json, Meta meta, Map<String, String> labels, Map<String, String> annotations) {
+  private KubeObject(StoredJson json, Meta meta, Map<String, String> labels, Map<String, String> annotations) {
     this.json = json;
     this.apiVersion = meta.apiVersion;
     this.kind = meta.kind;
@@ -110,7 +110,7 @@ public final class KubeObject {
       prefix = ("\"apiVersion\":" + KubeJson.quote(apiVersion) + ",\"kind\":" + KubeJson.quote(meta.kind) + ",")
           .getBytes(StandardCharsets.UTF_8);
     }
-    byte[] json = splice(source, start, end, prefix, cut);
+    StoredJson json = StoredJson.of(splice(source, start, end, prefix, cut));
     IntUnaryOperator relocate = relocation(start, prefix.length, cut);
     meta.apiVersion = meta.apiVersion.intern();
     meta.kind = meta.kind.intern();
@@ -408,7 +408,7 @@ public final class KubeObject {
 
   /** A fresh, mutable tree of the object. */
   public ObjectNode toTree() {
-    return (ObjectNode) KubeJson.mapper().readTree(json);
+    return (ObjectNode) KubeJson.mapper().readTree(json.bytes());
   }
 
   /**
@@ -439,7 +439,12 @@ public final class KubeObject {
 
   /** Size of the JSON in bytes. */
   public int size() {
-    return json.length;
+    return json.length();
+  }
+
+  /** Bytes the object keeps for its JSON: {@link #size}, or less when it is kept deflated ({@link StoredJson}). */
+  public int storedSize() {
+    return json.storedSize();
   }
 
   /** {@code Kind namespace/name}, for logs and messages. */

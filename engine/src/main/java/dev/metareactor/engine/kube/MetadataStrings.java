@@ -20,9 +20,10 @@ import tools.jackson.core.JsonToken;
  *
  * <p>A long value ({@link #SLICE_FROM} bytes of JSON or more: a {@code last-applied-configuration} annotation, which
  * holds a whole object) is not copied into a String at all: the map keeps where it lies in the object's JSON, which
- * the object holds anyway, and decodes it when it is read. The engine reads such values rarely (the apply strategies
- * read the annotation from the object's tree), so the object's largest field is stored once, not twice. The map
- * therefore keeps the object's JSON reachable for as long as it is itself reachable.
+ * the object holds anyway (deflated, mostly: {@link StoredJson}), and decodes it when it is read. The engine reads
+ * such values rarely (the apply strategies read the annotation from the object's tree), so the object's largest
+ * field is stored once, not twice. The map therefore keeps the object's JSON reachable for as long as it is itself
+ * reachable.
  *
  * <p>Lookups scan the keys: objects carry few labels and annotations, and a scan of a dozen keys costs less than
  * hashing one.
@@ -45,12 +46,12 @@ final class MetadataStrings extends AbstractMap<String, String> {
 
   /**
    * A string value in a JSON document: the bytes {@code [from, to)} of {@code json}, quotes included. Decoded on each
-   * read.
+   * read (and the document inflated for it, when it is kept deflated).
    */
-  private record Slice(byte[] json, int from, int to) {
+  private record Slice(StoredJson json, int from, int to) {
 
     String decode() {
-      try (JsonParser parser = KubeJson.mapper().createParser(json, from, to - from)) {
+      try (JsonParser parser = KubeJson.mapper().createParser(json.bytes(), from, to - from)) {
         if (parser.nextToken() != JsonToken.VALUE_STRING) {
           throw new IllegalStateException("not a JSON string at " + from);
         }
@@ -59,7 +60,7 @@ final class MetadataStrings extends AbstractMap<String, String> {
     }
 
     boolean sameBytes(Slice other) {
-      return Arrays.equals(json, from, to, other.json, other.from, other.to);
+      return Arrays.equals(json.bytes(), from, to, other.json.bytes(), other.from, other.to);
     }
   }
 
@@ -101,7 +102,7 @@ final class MetadataStrings extends AbstractMap<String, String> {
      *
      * @param relocate where a byte of the source document lies in {@code json}
      */
-    MetadataStrings build(byte[] json, IntUnaryOperator relocate) {
+    MetadataStrings build(StoredJson json, IntUnaryOperator relocate) {
       if (size == 0) {
         return EMPTY;
       }

@@ -7,21 +7,22 @@ import java.nio.charset.StandardCharsets;
 import tools.jackson.core.SerializableString;
 
 /**
- * JSON that is already UTF-8 bytes, for {@link tools.jackson.databind.util.RawValue}: Jackson's UTF-8 generator
- * appends the bytes to its buffer as they are ({@link #appendUnquotedUTF8}); only a character-based writer needs
- * the text, which is decoded then. Unquoted forms only: it is a value, never a name or a string.
+ * JSON that is already UTF-8 bytes, a cached object's {@link StoredJson}, for {@link
+ * tools.jackson.databind.util.RawValue}: Jackson's UTF-8 generator has the bytes put into its buffer as they are,
+ * inflated straight into it when they are kept deflated ({@link #appendUnquotedUTF8}); only a character-based writer
+ * needs the text, which is decoded then. Unquoted forms only: it is a value, never a name or a string.
  */
 final class RawJson implements SerializableString {
 
-  private final byte[] utf8;
+  private final StoredJson json;
 
-  RawJson(byte[] utf8) {
-    this.utf8 = utf8;
+  RawJson(StoredJson json) {
+    this.json = json;
   }
 
   @Override
   public String getValue() {
-    return new String(utf8, StandardCharsets.UTF_8);
+    return new String(json.bytes(), StandardCharsets.UTF_8);
   }
 
   @Override
@@ -29,19 +30,19 @@ final class RawJson implements SerializableString {
     return getValue().length();
   }
 
-  /** The bytes themselves: Jackson only reads them. */
+  /** The bytes themselves (or, deflated, a fresh copy): Jackson only reads them. */
   @Override
   public byte[] asUnquotedUTF8() {
-    return utf8;
+    return json.bytes();
   }
 
   @Override
   public int appendUnquotedUTF8(byte[] buffer, int offset) {
-    if (offset + utf8.length > buffer.length) {
+    if (offset + json.length() > buffer.length) {
       return -1; // the generator flushes and writes asUnquotedUTF8() instead
     }
-    System.arraycopy(utf8, 0, buffer, offset, utf8.length);
-    return utf8.length;
+    json.copyInto(buffer, offset);
+    return json.length();
   }
 
   @Override
@@ -56,17 +57,17 @@ final class RawJson implements SerializableString {
 
   @Override
   public int writeUnquotedUTF8(OutputStream out) throws IOException {
-    out.write(utf8);
-    return utf8.length;
+    out.write(json.bytes());
+    return json.length();
   }
 
   @Override
   public int putUnquotedUTF8(ByteBuffer buffer) {
-    if (buffer.remaining() < utf8.length) {
+    if (buffer.remaining() < json.length()) {
       return -1;
     }
-    buffer.put(utf8);
-    return utf8.length;
+    buffer.put(json.bytes());
+    return json.length();
   }
 
   // A raw value is never quoted; these are here because the interface demands them.

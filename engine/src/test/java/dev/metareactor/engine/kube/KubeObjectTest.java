@@ -155,6 +155,28 @@ class KubeObjectTest {
   }
 
   @Test
+  void anObjectKeptDeflatedReadsAsTheSameJsonEverywhere() {
+    String payload = "payload with some words in it, ".repeat(12);
+    String lastApplied = "{\"apiVersion\":\"v1\",\"data\":{\"payload\":\"" + payload + "\"},\"kind\":\"ConfigMap\"}";
+    byte[] json = ("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\",\"namespace\":\"n\","
+        + "\"annotations\":{\"metacontroller.k8s.io/last-applied-configuration\":" + KubeJson.quote(lastApplied)
+        + "}},\"data\":{\"payload\":\"" + payload + "\"}}").getBytes(StandardCharsets.UTF_8);
+    KubeObject object = KubeObject.parse(json);
+    assertThat(object.size()).isEqualTo(json.length);
+    assertThat(object.storedSize()).isLessThan(json.length / 4);
+    assertThat(object.toTree()).isEqualTo(KubeJson.mapper().readTree(json));
+    assertThat(object.annotations().get("metacontroller.k8s.io/last-applied-configuration")).isEqualTo(lastApplied);
+    assertThat(object.annotations()).isEqualTo(KubeObject.parse(json).annotations());
+
+    ObjectNode request = KubeJson.nodes().objectNode();
+    request.putRawValue("object", object.raw());
+    assertThat(KubeJson.mapper().readTree(KubeJson.bytes(request)).get("object"))
+        .isEqualTo(KubeJson.mapper().readTree(json));
+    assertThat(KubeJson.mapper().writeValueAsString(request))
+        .isEqualTo("{\"object\":" + new String(json, StandardCharsets.UTF_8) + "}");
+  }
+
+  @Test
   void labelsAndAnnotationsAreMapsOfStringsInTheObjectsOrder() {
     String big = "x".repeat(200);
     KubeObject object = KubeObject.parse(("{\"kind\":\"K\",\"metadata\":{\"name\":\"a\","
