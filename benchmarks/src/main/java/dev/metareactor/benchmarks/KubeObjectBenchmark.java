@@ -33,15 +33,15 @@ import tools.jackson.databind.node.ObjectNode;
  * <ul>
  *   <li>{@code readEvent} — {@link KubeObject#read}: tokenize the event once, capture the metadata, splice
  *       {@code managedFields} out of the received bytes, keeping aside the field set of the engine's field manager
- *       when it has one (what the informer does for every event);</li>
+ *       when it has one, and deflate what is kept (what the informer does for every event);</li>
  *   <li>{@code readEventKeepingNothing} — the same without looking into {@code managedFields} (what it did before
  *       server-side apply needed the manager's field set);</li>
  *   <li>{@code readEventViaTree} — the way it was done before: parse the event into a tree, remove
  *       {@code managedFields}, write the tree back to bytes;</li>
- *   <li>{@code toTree} — {@link KubeObject#toTree}: a mutable tree of a cached object (what the apply engine
- *       reads for every desired child that exists);</li>
+ *   <li>{@code toTree} — {@link KubeObject#toTree}: a mutable tree of a cached object, inflated and parsed (what
+ *       the apply engine reads for every desired child that exists);</li>
  *   <li>{@code embedRaw} / {@code embedTree} — write a hook request carrying the object as an observed child,
- *       from the cached bytes ({@link KubeObject#raw}) or from a tree of it.</li>
+ *       from the cached bytes, inflated into the request ({@link KubeObject#raw}), or from a tree of it.</li>
  * </ul>
  *
  * <p>Command: {@code java -jar benchmarks/target/benchmarks.jar KubeObjectBenchmark -f 1 -wi 3 -i 5 -w 2s -r 2s

@@ -168,6 +168,12 @@ public final class KeyedWorkQueue<K> {
     int failures;
     /** Volatile: the drain loop reads it of the background lane's first key, outside its compute. */
     volatile long waitingSince;
+    /**
+     * Since when the key waits in the lane it is in: {@link #waitingSince}, or the moment a fresh cause promoted it
+     * (what {@code metareactor_queue_wait_seconds} of the fresh lane measures: how long a change waited, not how long
+     * the resync it joined had waited before it came).
+     */
+    long laneSince;
     volatile long startedAt;
     long timerId;
     long dueAt;
@@ -259,6 +265,7 @@ public final class KeyedWorkQueue<K> {
   /** Written by {@link #onStart} and read right after it, both by the thread that owns the drain loop. */
   private @Nullable State started;
   private long startedWaitingSince;
+  private long startedLaneSince;
   private Causes startedCauses = Causes.NONE;
   private boolean startedFresh;
   /** Fresh keys handed out in a row; only the drain loop touches it. */
@@ -476,17 +483,22 @@ public final class KeyedWorkQueue<K> {
         // Promoted: to the back of the fresh lane, where it waits less than at its place in the background lane.
         backgroundLane.remove(key);
         s.fresh = true;
+        s.laneSince = clock.getAsLong();
         freshLane.offer(key);
       }
       return;
     }
     if (s.dirty) {
-      s.fresh |= fresh;
+      if (fresh && !s.fresh) {
+        s.fresh = true;
+        s.laneSince = clock.getAsLong();
+      }
       return;
     }
     metrics.adds.increment();
     depth.increment();
     s.waitingSince = clock.getAsLong();
+    s.laneSince = s.waitingSince;
     s.fresh = fresh;
     if (s.processing) {
       s.dirty = true;
@@ -512,6 +524,7 @@ public final class KeyedWorkQueue<K> {
       s.startedAt = clock.getAsLong();
       started = s;
       startedWaitingSince = s.waitingSince;
+      startedLaneSince = s.laneSince;
       startedCauses = s.takeCauses(s.startedAt - s.waitingSince);
       startedFresh = s.fresh;
       s.fresh = false;
@@ -727,7 +740,7 @@ public final class KeyedWorkQueue<K> {
       startedCauses = Causes.NONE;
       depth.decrement();
       running.add(state);
-      metrics.queued(state.startedAt - startedWaitingSince, startedFresh);
+      metrics.queued(state.startedAt - startedWaitingSince, state.startedAt - startedLaneSince, startedFresh);
       sub.actual.onNext(new Work<>(key, causes));
       emitted++;
     }

@@ -68,10 +68,13 @@ final class WorkQueueMetrics {
         gauge(MetricCatalogue.WORKQUEUE_LONGEST_RUNNING_PROCESSOR, queue, KeyedWorkQueue::longestRunningSeconds));
   }
 
-  /** A key waited {@code nanos} before a worker took it from the fresh lane ({@code fresh}) or the background one. */
-  void queued(long nanos, boolean fresh) {
+  /**
+   * A key taken from the fresh lane ({@code fresh}) or the background one: it waited {@code nanos} since its first
+   * add ({@code workqueue_queue_duration_seconds}, as client-go counts it) and {@code inLaneNanos} in that lane.
+   */
+  void queued(long nanos, long inLaneNanos, boolean fresh) {
     queueDuration.record(nanos, TimeUnit.NANOSECONDS);
-    (fresh ? freshWait : backgroundWait).record(nanos, TimeUnit.NANOSECONDS);
+    (fresh ? freshWait : backgroundWait).record(inLaneNanos, TimeUnit.NANOSECONDS);
   }
 
   void worked(long nanos) {

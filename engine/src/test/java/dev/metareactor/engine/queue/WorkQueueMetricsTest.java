@@ -38,6 +38,15 @@ class WorkQueueMetricsTest {
         () -> time.now(TimeUnit.NANOSECONDS), registry);
   }
 
+  /** A queue of one worker whose every run takes two seconds. */
+  private KeyedWorkQueue<String> oneWorkerOfTwoSecondRuns() {
+    KeyedWorkQueue<String> queue = new KeyedWorkQueue<>(WorkQueueOptions.of("CompositeController-web", "web", 1),
+        time, () -> time.now(TimeUnit.NANOSECONDS), registry);
+    queue.process((key, causes) -> Mono.delay(Duration.ofSeconds(2), time).thenReturn(Outcome.success()))
+        .subscribe();
+    return queue;
+  }
+
   private double gauge(String name) {
     return registry.get(name).tags(TAGS).gauge().value();
   }
@@ -118,10 +127,7 @@ class WorkQueueMetricsTest {
    */
   @Test
   void eachKeysWaitIsAlsoKeptByItsLane() {
-    KeyedWorkQueue<String> queue = new KeyedWorkQueue<>(WorkQueueOptions.of("CompositeController-web", "web", 1),
-        time, () -> time.now(TimeUnit.NANOSECONDS), registry);
-    queue.process((key, causes) -> Mono.delay(Duration.ofSeconds(2), time).thenReturn(Outcome.success()))
-        .subscribe();
+    KeyedWorkQueue<String> queue = oneWorkerOfTwoSecondRuns();
     queue.add("busy", CHANGED);
     queue.add("resynced", Trigger.of(Trigger.Cause.RESYNC_PERIOD));
     time.advanceTimeBy(Duration.ofMillis(500));
@@ -155,5 +161,50 @@ class WorkQueueMetricsTest {
 
     replacement.shutDown(Duration.ZERO).block();
     assertThat(registry.getMeters()).isEmpty();
+  }
+
+  /**
+   * A key waiting for a resync that a change reaches waits in the fresh lane from that change: the fresh lane's
+   * wait is how long the change waited, whether the key was queued (promoted) or running (dirty) when it came; the
+   * queue duration still counts from the first add.
+   */
+  @Test
+  void aResyncJoinedByAChangeCountsItsFreshWaitFromTheChange() {
+    KeyedWorkQueue<String> queue = oneWorkerOfTwoSecondRuns();
+    queue.add("busy", CHANGED); // runs 0-2s
+    queue.add("queued", Trigger.of(Trigger.Cause.RESYNC_PERIOD));
+    time.advanceTimeBy(Duration.ofMillis(1500));
+    queue.add("queued", CHANGED); // promoted at 1.5s, runs 2-4s
+    time.advanceTimeBy(Duration.ofMillis(1000));
+    queue.add("busy", Trigger.of(Trigger.Cause.RESYNC_PERIOD)); // queued at 2.5s in the background lane
+    time.advanceTimeBy(Duration.ofMillis(1000));
+    queue.add("busy", CHANGED); // promoted at 3.5s, runs 4-6s
+    time.advanceTimeBy(Duration.ofSeconds(1));
+    queue.add("resynced", Trigger.of(Trigger.Cause.RESYNC_PERIOD)); // at 4.5s, runs 6-8s
+    time.advanceTimeBy(Duration.ofSeconds(10));
+
+    Timer fresh = registry.get("metareactor.queue.wait").tags(TAGS).tag("lane", "fresh").timer();
+    assertThat(fresh.count()).isEqualTo(3);
+    assertThat(fresh.totalTime(TimeUnit.MILLISECONDS)).as("busy 0s, queued 0.5s, busy again 0.5s").isEqualTo(1000);
+    Timer queueDuration = timer("workqueue.queue.duration");
+    assertThat(queueDuration.count()).isEqualTo(4);
+    assertThat(queueDuration.totalTime(TimeUnit.MILLISECONDS)).as("0 + 2 + 1.5 + 1.5 s").isEqualTo(5000);
+  }
+
+  /** A running key that a change reaches after a resync came for it waits in the fresh lane from the change. */
+  @Test
+  void aRunningKeyMarkedForAResyncThenChangedCountsItsFreshWaitFromTheChange() {
+    KeyedWorkQueue<String> queue = oneWorkerOfTwoSecondRuns();
+    queue.add("a", CHANGED); // runs 0-2s
+    time.advanceTimeBy(Duration.ofMillis(500));
+    queue.add("a", Trigger.of(Trigger.Cause.RESYNC_PERIOD)); // dirty at 0.5s
+    time.advanceTimeBy(Duration.ofMillis(1000));
+    queue.add("a", CHANGED); // fresh at 1.5s; runs again at 2s
+    time.advanceTimeBy(Duration.ofSeconds(10));
+
+    Timer fresh = registry.get("metareactor.queue.wait").tags(TAGS).tag("lane", "fresh").timer();
+    assertThat(fresh.count()).isEqualTo(2);
+    assertThat(fresh.max(TimeUnit.MILLISECONDS)).as("from the change at 1.5s to its run at 2s").isEqualTo(500);
+    assertThat(timer("workqueue.queue.duration").max(TimeUnit.MILLISECONDS)).isEqualTo(1500);
   }
 }

@@ -45,8 +45,8 @@ public final class MetricCatalogue {
       "workqueue.longest.running.processor", "seconds", QUEUE,
       "How long the longest run in progress has been running");
   public static final Metric QUEUE_LANE_WAIT = own(Type.HISTOGRAM, "metareactor.queue.wait", null,
-      List.of("name", "controller", "lane"), "How long a key waited from its add until a worker took it, by the lane "
-          + "it was taken from: fresh (a change) or background (resyncs, retries, echoes)");
+      List.of("name", "controller", "lane"), "How long a key waited in the lane a worker took it "
+          + "from: fresh (since a change came for it) or background (since its add: resyncs, retries, echoes)");
 
   // controller-runtime's reconcile metrics: a sync is a reconcile.
 
