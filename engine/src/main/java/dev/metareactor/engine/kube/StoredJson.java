@@ -14,9 +14,9 @@ import java.util.zip.Inflater;
  * read only when a hook request or an apply needs the whole object — a child that carries the last-applied annotation
  * holds its data twice, once escaped. Deflated against {@link #DICTIONARY} (the names and values most Kubernetes
  * objects share, so that a small object need not spell them out first), the load harness's child ConfigMap of 1.4 KB
- * keeps about 300 bytes, its parent of 450 bytes about 180; a child whose data does not compress at all still loses
- * the duplicate the annotation carries. The price is CPU: about 15 µs to deflate an object the API server sends and
- * 5 µs to inflate one a sync reads (KubeObjectBenchmark states it on its workloads).
+ * keeps about 300 bytes, its parent of 450 bytes about 170; a child whose data does not compress at all still loses
+ * the duplicate the annotation carries. The price is CPU: about 14 µs to deflate a child the API server sends and
+ * 3 µs to inflate one a sync reads (KubeObjectBenchmark states it on its workloads).
  *
  * <p>Objects smaller than {@link #DEFLATE_FROM} bytes are kept as they are: they would save little, and the
  * metadata-only objects some informers cache are that small.
