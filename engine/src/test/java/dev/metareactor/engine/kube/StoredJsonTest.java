@@ -9,9 +9,12 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 class StoredJsonTest {
+
+  private static final String BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
   private static byte[] configMap(String payload) {
     String data = "{\"index\":\"0\",\"payload\":\"" + payload + "\",\"value\":\"v1\"}";
@@ -22,8 +25,6 @@ class StoredJsonTest {
         + "\"metacontroller.k8s.io/last-applied-configuration\":" + KubeJson.quote(lastApplied) + "}},\"data\":"
         + data + "}").getBytes(StandardCharsets.UTF_8);
   }
-
-  private static final String BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
   private static String randomText(Random random, int length) {
     return randomText(random, length, BASE64);
@@ -60,7 +61,7 @@ class StoredJsonTest {
   @Test
   void jsonThatWouldNotShrinkByAQuarterIsKeptAsItIs() {
     // Printable ASCII but the quote and the backslash: about 6.5 bits a character, more than three quarters of 8.
-    String printable = java.util.stream.IntStream.rangeClosed(' ', '~').filter(c -> c != '"' && c != '\\')
+    String printable = IntStream.rangeClosed(' ', '~').filter(c -> c != '"' && c != '\\')
         .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append).toString();
     byte[] json = ("{\"data\":\"" + randomText(new Random(2), 2000, printable) + "\"}")
         .getBytes(StandardCharsets.UTF_8);
