@@ -122,7 +122,7 @@ public final class ChildStatus {
       return Mono.empty();
     }
     return api.applyStatus(resource, configuration, fieldManager)
-        .doOnNext(written -> applied.wrote(current, status))
+        .doOnNext(written -> applied.wrote(current, written, status))
         .then();
   }
 

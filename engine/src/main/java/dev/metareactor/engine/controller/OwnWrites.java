@@ -9,31 +9,40 @@ import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.ObjectVersion;
 import dev.metareactor.engine.kube.ResourceVersions;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
  * The writes one controller made whose informer events have not come back yet: each written object's UID with the
- * resourceVersion its write gave it. A sync's writes (children created and updated, the parent's status) come back
+ * resourceVersions its writes gave it. A sync's writes (children created and updated, the parent's status) come back
  * as informer events moments later; such an event is the controller's own write coming back, not a change, and
  * {@link #mark} says so ({@link ObjectEvent#ownWrite()}), so that the routers give it the cause
  * {@link dev.metareactor.engine.queue.Trigger.Cause#ECHO}: the work queue lets the echoes of one sync's writes come
  * back before the key's next run and makes that one run, instead of one per echo (see
  * {@link dev.metareactor.engine.queue.KeyedWorkQueue}, "Echoes").
  *
- * <p>An event is an echo when it shows exactly the version written; a later version is someone else's change (or
- * the next write of the engine's), and it ends what is remembered of the object either way. An event that arrives
- * before its write's answer is a change as before: nothing is lost, the key merely runs once more.
+ * <p>One sync may write one object twice: a DecoratorController patches its target's labels, then its status. Both
+ * versions are remembered: the first write's event can arrive after the second write's answer, and it is as much an
+ * echo as the second's (remembering only the last version made it a change, and the target ran once more with a cache
+ * that did not show its status yet).
  *
- * <p>Thread-safe. Bounded: an object is forgotten at its next event, at its deletion, a minute after its write
- * whatever comes (a write to an object this controller does not watch), and beyond {@value #MAX_OBJECTS} objects.
+ * <p>An event is an echo when it shows exactly a version written; a version that is not one of them is someone else's
+ * change. Either way the versions up to the one shown are forgotten: the watch delivers an object's versions in order,
+ * so their events will not come any more.
+ *
+ * <p>Thread-safe. Bounded: an object is forgotten once its last written version came back, at its deletion, a minute
+ * after its last write whatever comes (a write to an object this controller does not watch), and beyond
+ * {@value #MAX_OBJECTS} objects; of one object at most the last {@value Versions#MAX} versions written are kept.
  */
 final class OwnWrites {
 
   private static final int MAX_OBJECTS = 100_000;
   private static final Duration KEEP = Duration.ofMinutes(1);
 
-  /** The resourceVersion of each object's last write, by the object's UID. */
-  private final Cache<String, String> written =
+  /** The resourceVersions of each object's writes whose events have not come back, by the object's UID. */
+  private final Cache<String, Versions> written =
       Caffeine.newBuilder().maximumSize(MAX_OBJECTS).expireAfterWrite(KEEP).build();
 
   /** {@code api}, remembering here the object and version of every write it makes (dry runs make none). */
@@ -54,34 +63,72 @@ final class OwnWrites {
   void wrote(ObjectApi.Written answer) {
     ObjectVersion version = answer.version();
     if (version != null) {
-      // A slower answer of an earlier write must not replace a later one's version.
-      written.asMap().merge(version.uid(), version.resourceVersion(),
-          (known, now) -> ResourceVersions.newer(known, now) ? known : now);
+      written.asMap().merge(version.uid(), Versions.of(version.resourceVersion()),
+          (known, one) -> known.with(version.resourceVersion()));
     }
   }
 
   /**
-   * {@code event}, marked as {@link ObjectEvent#ownWrite()} when it shows the version a write of this controller
-   * made. Any event of a remembered object but an older one ends what is remembered of it.
+   * {@code event}, marked as {@link ObjectEvent#ownWrite()} when it shows a version a write of this controller made.
+   * Any event of a remembered object ends what is remembered of it up to the version it shows.
    */
   ObjectEvent mark(ObjectEvent event) {
     String uid = event.object().uid();
     if (uid == null || uid.isEmpty()) {
       return event;
     }
-    String version = written.getIfPresent(uid);
-    if (version == null) {
+    Versions known = written.getIfPresent(uid);
+    if (known == null) {
       return event;
     }
-    String seen = event.object().resourceVersion();
     if (event.type() == ObjectEvent.Type.DELETED) {
       written.invalidate(uid);
       return event;
     }
-    if (seen == null || ResourceVersions.newer(version, seen)) {
-      return event; // a version from before the write: the write's own event is still to come
+    String seen = event.object().resourceVersion();
+    if (seen == null) {
+      return event;
     }
-    written.asMap().remove(uid, version);
-    return version.equals(seen) && !event.isResync() ? event.asOwnWrite() : event;
+    written.asMap().computeIfPresent(uid, (key, now) -> now.after(seen));
+    return known.holds(seen) && !event.isResync() ? event.asOwnWrite() : event;
+  }
+
+  /**
+   * The versions written to one object, oldest first, at most {@value #MAX}: a sync writes an object once or twice,
+   * and a key's syncs run one at a time.
+   */
+  record Versions(List<String> versions) {
+
+    static final int MAX = 4;
+
+    static Versions of(String version) {
+      return new Versions(List.of(version));
+    }
+
+    boolean holds(String version) {
+      return versions.contains(version);
+    }
+
+    /** These and {@code version}, in order; the oldest dropped beyond {@value #MAX}. */
+    Versions with(String version) {
+      if (holds(version)) {
+        return this;
+      }
+      List<String> all = new ArrayList<>(versions.size() + 1);
+      int at = 0;
+      while (at < versions.size() && !ResourceVersions.newer(versions.get(at), version)) {
+        at++;
+      }
+      all.addAll(versions.subList(0, at));
+      all.add(version);
+      all.addAll(versions.subList(at, versions.size()));
+      return new Versions(List.copyOf(all.subList(Math.max(0, all.size() - MAX), all.size())));
+    }
+
+    /** The versions newer than {@code seen}, whose events are still to come; {@code null} when none is. */
+    @Nullable Versions after(String seen) {
+      List<String> newer = versions.stream().filter(version -> ResourceVersions.newer(version, seen)).toList();
+      return newer.isEmpty() ? null : new Versions(newer);
+    }
   }
 }

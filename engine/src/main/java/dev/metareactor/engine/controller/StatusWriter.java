@@ -88,7 +88,7 @@ public final class StatusWriter {
   /** How {@code write} ends, as {@link #write} says. */
   private Mono<Boolean> ended(ApiResource resource, KubeObject cached, ObjectNode status,
       Mono<ObjectApi.Written> write) {
-    return write.doOnNext(done -> written.wrote(cached, status)).thenReturn(true)
+    return write.doOnNext(done -> written.wrote(cached, done, status)).thenReturn(true)
         .onErrorResume(refused -> switch (ApiException.codeOf(refused)) {
           case 404 -> Mono.just(false);
           case 409 -> Mono.error(refused);

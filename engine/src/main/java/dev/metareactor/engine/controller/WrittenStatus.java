@@ -4,6 +4,9 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.apply.JsonEquality;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
+import dev.metareactor.engine.kube.ObjectVersion;
+import dev.metareactor.engine.kube.ResourceVersions;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -13,10 +16,12 @@ import tools.jackson.databind.JsonNode;
  * The statuses a controller wrote that its informer cache may not show yet: {@link StatusWriter}'s memory. A status is
  * written without reading the object first, compared with the cached copy; but the sync after a write (often the echo
  * of the writes that sync made to the object's children) can run before the cache has the written status, and would
- * write the same status again. This remembers, per object, the status written and the resourceVersion the cache
- * showed when it was written: while the cache still shows that resourceVersion, the same status is not written again.
- * As soon as the cache shows any newer version of the object (the write itself, or anybody's change), the cached copy
- * decides again, so a status someone else changed meanwhile is still put back.
+ * write the same status again. This remembers, per object, the status written and the resourceVersion the write gave
+ * the object: while the cache shows an older version (the one the status was written over, or one in between, such
+ * as a DecoratorController's labels written just before), the same status is not written again. As soon as the cache
+ * shows the written version or a newer one (the write itself, or anybody's change after it), the cached copy decides
+ * again, so a status someone else changed meanwhile is still put back. When the write's version is unknown, only the
+ * version the status was written over counts as not showing it.
  *
  * <p>Thread-safe; bounded (entries expire a minute after the write, and at most {@value #MAX_OBJECTS} are kept).
  */
@@ -25,8 +30,17 @@ final class WrittenStatus {
   private static final int MAX_OBJECTS = 100_000;
   private static final Duration KEEP = Duration.ofMinutes(1);
 
-  /** A status written over the object at {@code resourceVersion}. */
-  private record Written(@Nullable String resourceVersion, JsonNode status) {}
+  /**
+   * A status written over the object at {@code over}, which gave it {@code version} ({@code null}: unknown).
+   */
+  private record Written(@Nullable String over, @Nullable String version, JsonNode status) {
+
+    /** Whether the object at {@code resourceVersion} cannot show this write yet. */
+    boolean notShownAt(@Nullable String resourceVersion) {
+      return Objects.equals(over, resourceVersion)
+          || version != null && resourceVersion != null && ResourceVersions.newer(version, resourceVersion);
+    }
+  }
 
   private final Cache<String, Written> written =
       Caffeine.newBuilder().maximumSize(MAX_OBJECTS).expireAfterWrite(KEEP).build();
@@ -40,12 +54,13 @@ final class WrittenStatus {
       return false;
     }
     Written last = written.getIfPresent(cached.storedUid());
-    return last == null || !Objects.equals(last.resourceVersion(), cached.resourceVersion())
-        || !JsonEquality.equal(status, last.status());
+    return last == null || !last.notShownAt(cached.resourceVersion()) || !JsonEquality.equal(status, last.status());
   }
 
-  /** {@code status} was written over {@code cached}. */
-  void wrote(KubeObject cached, JsonNode status) {
-    written.put(cached.storedUid(), new Written(cached.resourceVersion(), status));
+  /** {@code status} was written over {@code cached}, and the API server answered {@code answer}. */
+  void wrote(KubeObject cached, ObjectApi.Written answer, JsonNode status) {
+    ObjectVersion version = answer.version();
+    written.put(cached.storedUid(),
+        new Written(cached.resourceVersion(), version == null ? null : version.resourceVersion(), status));
   }
 }

@@ -70,6 +70,38 @@ class OwnWritesTest {
   }
 
   @Test
+  void bothWritesOfOneSyncToOneObjectComeBackAsEchoesWhicheverAnswerCameFirst() {
+    // A DecoratorController's sync patches the target's labels (6), then its status (7); the labels' event comes
+    // after the status write's answer.
+    own.wrote(answer(child("6", "labelled")));
+    own.wrote(answer(child("7", "status")));
+    assertThat(own.mark(updated(child("5", "old"), child("6", "labelled"))).ownWrite()).isTrue();
+    assertThat(own.mark(updated(child("6", "labelled"), child("7", "status"))).ownWrite()).isTrue();
+    assertThat(own.mark(updated(child("6", "labelled"), child("7", "status"))).ownWrite())
+        .as("forgotten once the last came back").isFalse();
+  }
+
+  @Test
+  void aVersionBetweenTwoWritesIsSomeoneElsesChangeAndTheLaterWriteStillComesBack() {
+    own.wrote(answer(child("6", "mine")));
+    own.wrote(answer(child("8", "mine again")));
+    assertThat(own.mark(updated(child("6", "mine"), child("7", "theirs"))).ownWrite()).isFalse();
+    assertThat(own.mark(updated(child("5", "old"), child("6", "mine"))).ownWrite())
+        .as("a version before the one shown will not come any more").isFalse();
+    assertThat(own.mark(updated(child("7", "theirs"), child("8", "mine again"))).ownWrite()).isTrue();
+  }
+
+  @Test
+  void ofOneObjectOnlyTheLastVersionsWrittenAreKept() {
+    for (int version = 10; version < 10 + OwnWrites.Versions.MAX + 2; version++) {
+      own.wrote(answer(child(String.valueOf(version), "v" + version)));
+    }
+    assertThat(own.mark(updated(child("9", "a"), child("11", "v11"))).ownWrite()).as("dropped").isFalse();
+    assertThat(own.mark(updated(child("11", "v11"), child("12", "v12"))).ownWrite()).isTrue();
+    assertThat(OwnWrites.Versions.of("3").with("1").with("2").with("2").versions()).containsExactly("1", "2", "3");
+  }
+
+  @Test
   void aParentsOwnStatusWriteComingBackIsAnEchoNotAStatusChange() {
     KubeObject parent = thing("3", 0);
     KubeObject written = thing("4", 3);

@@ -4,11 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ObjectApi;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
-/** A status written is not written again while the cache still shows the object as it was before that write. */
+/** A status written is not written again while the cache shows the object as it was before that write. */
 class WrittenStatusTest {
 
   private final WrittenStatus written = new WrittenStatus();
@@ -23,7 +24,7 @@ class WrittenStatusTest {
   @Test
   void theSameStatusIsNotWrittenAgainWhileTheCacheLagsBehindTheWrite() {
     KubeObject before = parent("10", "{\"ready\": 1}");
-    written.wrote(before, json("{\"ready\": 2}"));
+    written.wrote(before, answer(parent("11", "{\"ready\": 2}")), json("{\"ready\": 2}"));
 
     assertThat(written.needsWriting(before, statusOf(before), json("{\"ready\": 2}"))).isFalse();
     assertThat(written.needsWriting(before, statusOf(before), json("{\"ready\": 3}"))).isTrue();
@@ -32,11 +33,39 @@ class WrittenStatusTest {
   @Test
   void onceTheCacheMovesOnItDecidesAgain() {
     KubeObject before = parent("10", "{\"ready\": 1}");
-    written.wrote(before, json("{\"ready\": 2}"));
+    written.wrote(before, answer(parent("11", "{\"ready\": 2}")), json("{\"ready\": 2}"));
     // Somebody else wrote a status after ours: the cache shows theirs, and ours is put back.
     KubeObject theirs = parent("12", "{\"ready\": 7}");
 
     assertThat(written.needsWriting(theirs, statusOf(theirs), json("{\"ready\": 2}"))).isTrue();
+  }
+
+  @Test
+  void aVersionBetweenTheOneWrittenOverAndTheWritesOwnDoesNotShowTheWriteEither() {
+    // A DecoratorController patches the target's labels (version 11), then its status (12): the labels' event
+    // shows 11, whose status is still the old one.
+    KubeObject before = parent("10", "{\"ready\": 1}");
+    written.wrote(before, answer(parent("12", "{\"ready\": 2}")), json("{\"ready\": 2}"));
+    KubeObject labelled = parent("11", "{\"ready\": 1}");
+
+    assertThat(written.needsWriting(labelled, statusOf(labelled), json("{\"ready\": 2}"))).isFalse();
+    assertThat(written.needsWriting(labelled, statusOf(labelled), json("{\"ready\": 3}"))).isTrue();
+    KubeObject theirs = parent("13", "{\"ready\": 7}");
+    assertThat(written.needsWriting(theirs, statusOf(theirs), json("{\"ready\": 2}"))).isTrue();
+  }
+
+  @Test
+  void withoutTheWritesVersionOnlyTheVersionWrittenOverCounts() {
+    KubeObject before = parent("10", "{\"ready\": 1}");
+    written.wrote(before, new ObjectApi.Written(new byte[0]), json("{\"ready\": 2}"));
+    KubeObject labelled = parent("11", "{\"ready\": 1}");
+
+    assertThat(written.needsWriting(before, statusOf(before), json("{\"ready\": 2}"))).isFalse();
+    assertThat(written.needsWriting(labelled, statusOf(labelled), json("{\"ready\": 2}"))).isTrue();
+  }
+
+  private static ObjectApi.Written answer(KubeObject object) {
+    return new ObjectApi.Written(KubeJson.bytes(object.toTree()));
   }
 
   private static KubeObject parent(String resourceVersion, String status) {
