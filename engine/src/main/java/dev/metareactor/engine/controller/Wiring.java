@@ -155,17 +155,19 @@ public final class Wiring<K extends SyncKey> implements AutoCloseable {
 
   /**
    * Routes an informer's events, those that show the controller's own writes marked so
-   * ({@link ObjectEvent#ownWrite()}); a routing bug is logged, never allowed to end the event stream.
+   * ({@link ObjectEvent#ownWrite()}; an object's events wait while a write of the controller to it is in flight, see
+   * {@link OwnWrites}); a routing bug is logged, never allowed to end the event stream.
    */
   public void subscribe(InformerLease informer, String what, Consumer<ObjectEvent> route) {
     open("subscribe");
-    holdings.untilStop(informer.events().subscribe(event -> {
+    Consumer<ObjectEvent> marked = event -> {
       try {
-        route.accept(shard.mark(ownWrites.mark(event)));
+        route.accept(shard.mark(event));
       } catch (RuntimeException e) {
         log.error("{} {}: routing a {} event of {} failed", kind, name, what, event.object().describe(), e);
       }
-    }));
+    };
+    holdings.untilStop(informer.events().subscribe(event -> ownWrites.route(event, marked)));
   }
 
   /** Runs {@code release} when the controller stops (what the kind started here). */

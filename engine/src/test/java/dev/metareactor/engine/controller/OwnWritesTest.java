@@ -8,13 +8,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
+import dev.metareactor.engine.kube.ForwardingObjectApi;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.queue.Trigger;
 import dev.metareactor.engine.testing.RecordingApi;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /** {@link OwnWrites}: which informer events show a controller's own writes, and the causes they then give. */
@@ -134,6 +141,79 @@ class OwnWritesTest {
 
     KubeObject created = recording.create(CONFIG_MAPS, configMap).block().object();
     assertThat(own.mark(added(created)).ownWrite()).isTrue();
+  }
+
+  @Test
+  void anEventOfAnObjectWithAWriteInFlightWaitsForItsAnswerAndIsThenToldApart() {
+    Sinks.One<ObjectApi.Written> answer = Sinks.one();
+    ObjectApi api = own.recording(answering(answer));
+    List<ObjectEvent> routed = new ArrayList<>();
+    api.mergePatch(CONFIG_MAPS, "team", "x", KubeJson.nodes().objectNode()).subscribe();
+
+    // The write's event comes before its answer, then someone else's change of another object.
+    own.route(updated(child("5", "old"), child("6", "labelled")), routed::add);
+    own.route(updated(other("3"), other("4")), routed::add);
+    assertThat(routed).extracting(event -> event.object().name()).containsExactly("y");
+
+    answer.tryEmitValue(answer(child("6", "labelled")));
+    assertThat(routed).hasSize(2);
+    assertThat(routed.get(1).ownWrite()).as("known for the echo once the answer told its version").isTrue();
+
+    own.route(updated(child("6", "labelled"), child("7", "theirs")), routed::add);
+    assertThat(routed).hasSize(3);
+    assertThat(routed.get(2).ownWrite()).as("no write in flight: at once, a change").isFalse();
+  }
+
+  @Test
+  void eventsHeldBackKeepTheirOrderAndAFailedWriteLetsThemGoAsChanges() {
+    Sinks.One<ObjectApi.Written> first = Sinks.one();
+    Sinks.One<ObjectApi.Written> second = Sinks.one();
+    List<ObjectEvent> routed = new ArrayList<>();
+    own.recording(answering(first)).mergePatch(CONFIG_MAPS, "team", "x", KubeJson.nodes().objectNode()).subscribe();
+    own.recording(answering(second)).mergePatch(CONFIG_MAPS, "team", "x", KubeJson.nodes().objectNode())
+        .subscribe(done -> { }, failed -> { });
+
+    own.route(updated(child("5", "a"), child("6", "b")), routed::add);
+    own.route(updated(child("6", "b"), child("7", "c")), routed::add);
+    first.tryEmitValue(answer(child("6", "b")));
+    assertThat(routed).as("another write to the object is still in flight").isEmpty();
+
+    second.tryEmitError(new IllegalStateException("refused"));
+    assertThat(routed).extracting(event -> event.object().resourceVersion()).containsExactly("6", "7");
+    assertThat(routed).extracting(ObjectEvent::ownWrite).containsExactly(true, false);
+  }
+
+  @Test
+  void aDeletionInFlightHoldsNothingBack() {
+    Sinks.One<ObjectApi.Written> never = Sinks.one();
+    ObjectApi api = own.recording(new ForwardingObjectApi(new RecordingApi()) {
+      @Override
+      public Mono<Void> delete(ApiResource resource, String namespace, String name, @Nullable String uid) {
+        return never.asMono().then();
+      }
+    });
+    List<ObjectEvent> routed = new ArrayList<>();
+    api.delete(CONFIG_MAPS, "team", "x", null).subscribe();
+    own.route(updated(child("5", "a"), child("6", "b")), routed::add);
+    assertThat(routed).hasSize(1);
+  }
+
+  /** An API whose patches are answered by {@code answer}. */
+  private static ObjectApi answering(Sinks.One<ObjectApi.Written> answer) {
+    return new ForwardingObjectApi(new RecordingApi()) {
+      @Override
+      public Mono<Written> patch(ApiResource resource, String namespace, String name, PatchType type,
+          JsonNode body) {
+        return answer.asMono();
+      }
+    };
+  }
+
+  private static KubeObject other(String resourceVersion) {
+    return KubeObject.of((ObjectNode) KubeJson.mapper().readTree("""
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "y", "namespace": "team", "uid": "y-uid", "resourceVersion": "%s"}}"""
+        .formatted(resourceVersion)));
   }
 
   private static KubeObject thing(String resourceVersion, int children) {
