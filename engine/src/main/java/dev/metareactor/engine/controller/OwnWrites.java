@@ -40,10 +40,12 @@ import reactor.core.publisher.Mono;
  * the version is not known yet (at 1,000 DecoratorController targets, 5% of the labels patches' events did, and each
  * cost its target a third sync: the event looked like a change of labels, ran the target again at once, before the
  * status written after the labels came back, whose echo then ran it a third time). So the events of an object with
- * a write in flight wait for its answer ({@link #route}): the write's round trip (and its wait for the client-side
- * rate limit), after which each is told apart as above, in the order it came. That delays no sync: an object is
- * written by a run of the key it belongs to (a parent's children and status, a target's attachments, labels and
- * status), which cannot run again before that run, and so that write, has ended.
+ * a write in flight wait for its answer ({@link #route}): the write's round trip (with its wait for the client-side
+ * rate limit, and any attempts a {@code Retry-After} asks for), after which each is told apart as above, in the order
+ * it came. That delays no run of the key that wrote: an object is written by a run of the key it belongs to (a
+ * parent's children and status, a target's attachments, labels and status), which cannot run again before that run,
+ * and so that write, has ended. Another key the event concerns (the parents relating to the object) hears of it that
+ * much later.
  *
  * <p>Thread-safe. Bounded: an object is forgotten once its last written version came back, at its deletion, a minute
  * after its last write whatever comes (a write to an object this controller does not watch), and beyond
