@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -106,6 +107,13 @@ final class ConvergenceWatch implements AutoCloseable {
   /** The names of each parent's children, made once: the check runs every 50 ms over every child. */
   private final Map<String, String[]> childNames = new ConcurrentHashMap<>();
 
+  /**
+   * One edit timed: its unit (a parent, or a map's input), its stamp (Unix nanoseconds) and the milliseconds from it
+   * until the unit was seen converged. The unit and the stamp find the edit's syncs in the engine's own record (its
+   * {@code /debug/syncs}) or the API server's audit log when a tail needs explaining.
+   */
+  record TimedEdit(String unit, long stampNanos, double millis) {}
+
   // Timing single edits: guarded by `lock` (the two informers deliver events on a thread each).
   private final Object lock = new Object();
   /** Edits stamped from this time on (Unix nanoseconds) are timed; 0: none are. */
@@ -117,7 +125,7 @@ final class ConvergenceWatch implements AutoCloseable {
    * Not the newest: two edits of one parent made at once may reach the API server in either order.
    */
   private final Map<String, Long> lastStamp = new HashMap<>();
-  private final List<Double> editLatenciesMs = new ArrayList<>();
+  private final List<TimedEdit> timedEdits = new ArrayList<>();
   /** Edits seen since timing began (each with a stamp of its own), and when the last one was. */
   private int editsSeen;
   private long lastEditSeenNanos;
@@ -291,7 +299,7 @@ final class ConvergenceWatch implements AutoCloseable {
       if (pending != null && !pending.isEmpty()) {
         // An edit overtaken by a later one of the same parent is shown (overwritten) once that one is.
         long now = wallNanos();
-        pending.forEach(stamp -> editLatenciesMs.add((now - stamp) / 1e6));
+        pending.forEach(stamp -> timedEdits.add(new TimedEdit(name, stamp, (now - stamp) / 1e6)));
         pending.clear();
       }
       if (fanning) {
@@ -317,7 +325,7 @@ final class ConvergenceWatch implements AutoCloseable {
     synchronized (lock) {
       pendingEdits.clear();
       lastStamp.clear();
-      editLatenciesMs.clear();
+      timedEdits.clear();
       editsSeen = 0;
       lastEditSeenNanos = System.nanoTime();
       timeEditsFrom = fromWallNanos;
@@ -327,12 +335,12 @@ final class ConvergenceWatch implements AutoCloseable {
   /**
    * Ends timing edits once every edit seen is seen converged and either {@code edits} of them have been seen or
    * none for {@link #QUIET_AFTER_EDITS} (a watch that had to list again sees only the last edit of a parent), and
-   * returns their times in milliseconds, sorted. The watch may not have seen the last edits yet when every parent it
+   * returns them, the fastest first. The watch may not have seen the last edits yet when every parent it
    * knows looks converged: hence the count.
    *
    * @throws IllegalStateException when that does not happen within {@code timeout}
    */
-  List<Double> editLatencies(int edits, Duration timeout) throws InterruptedException {
+  List<TimedEdit> editLatencies(int edits, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     try {
       while (true) {
@@ -341,8 +349,8 @@ final class ConvergenceWatch implements AutoCloseable {
           boolean allSeen = editsSeen >= edits
               || System.nanoTime() - lastEditSeenNanos > QUIET_AFTER_EDITS.toNanos();
           if (allSeen && pending == 0) {
-            List<Double> sorted = new ArrayList<>(editLatenciesMs);
-            sorted.sort(null);
+            List<TimedEdit> sorted = new ArrayList<>(timedEdits);
+            sorted.sort(Comparator.comparingDouble(TimedEdit::millis));
             return sorted;
           }
           if (System.nanoTime() > deadline) {
@@ -357,7 +365,7 @@ final class ConvergenceWatch implements AutoCloseable {
         timeEditsFrom = 0;
         pendingEdits.clear();
         lastStamp.clear();
-        editLatenciesMs.clear();
+        timedEdits.clear();
       }
     }
   }

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -54,6 +55,8 @@ final class LoadRun {
   static final List<String> PHASES = List.of("preview", "converge", "update", "idle", "latency", "fanout", "restart");
   /** The value the update wave writes to every parent (or input); each run starts from freshly created ones. */
   private static final String UPDATED_VALUE = "v1";
+  /** How many of the trickle's slowest edits the log names. */
+  private static final int SLOWEST_LOGGED = 8;
 
   /**
    * Everything a run needs that does not change between runs.
@@ -250,13 +253,14 @@ final class LoadRun {
     long start = System.nanoTime();
     setup.watch().timeEdits(ConvergenceWatch.wallNanos());
     Loadkit.Result edits;
-    List<Double> converged;
+    List<ConvergenceWatch.TimedEdit> timed;
     try {
       edits = write("trickle", "--rate=" + setup.trickleRate(), "--duration=" + setup.trickle().toMillis() + "ms");
-      converged = setup.watch().editLatencies(edits.count(), setup.timeout());
+      timed = setup.watch().editLatencies(edits.count(), setup.timeout());
     } finally {
       setup.watch().timeEdits(0);
     }
+    List<Double> converged = timed.stream().map(ConvergenceWatch.TimedEdit::millis).toList();
     double seconds = setup.watch().awaitConverged(parents, start, setup.timeout(), null, process::alive);
     JsonNode latency = setup.hook().stats().path("latencyMs");
     Map<String, Double> extra = new LinkedHashMap<>();
@@ -270,6 +274,13 @@ final class LoadRun {
       extra.put(p.equals("max") ? "convergedMaxMs" : "converged" + p.toUpperCase() + "Ms",
           percentile(converged, fraction));
     }
+    EditWrites writes = new EditWrites(setup.cluster().auditLog().writesSince(m.requests));
+    List<Double> sent = writes.sentMillis(timed);
+    extra.put("writesSentCount", (double) sent.size());
+    for (String p : List.of("p50", "p99", "max")) {
+      double fraction = p.equals("max") ? 1 : Integer.parseInt(p.substring(1)) / 100.0;
+      extra.put("writesSent" + (p.equals("max") ? "Max" : p.toUpperCase()) + "Ms", percentile(sent, fraction));
+    }
     LaneWaits lanes = LaneWaits.of(process);
     for (String lane : List.of("fresh", "background")) {
       if (Double.isNaN(lanes.count(lane, lanesBefore))) {
@@ -280,9 +291,26 @@ final class LoadRun {
       extra.put(lane + "WaitP99Ms", lanes.quantileMillis(lane, lanesBefore, 0.99));
     }
     phases.add(m.end("latency", seconds, process, extra));
-    LOG.info("{}: edit to hook p50 {} ms, p99 {} ms; edit to converged p50 {} ms, p99 {} ms, max {} ms over {} edits",
-        engine.name(), extra.get("latencyP50Ms"), extra.get("latencyP99Ms"), extra.get("convergedP50Ms"),
-        extra.get("convergedP99Ms"), extra.get("convergedMaxMs"), edits.count());
+    LOG.info("{}: edit to hook p50 {} ms, p99 {} ms; edit to converged p50 {} ms, p99 {} ms, max {} ms over {} edits;"
+        + " edit to its last write sent p50 {} ms, p99 {} ms", engine.name(), extra.get("latencyP50Ms"),
+        extra.get("latencyP99Ms"), extra.get("convergedP50Ms"), extra.get("convergedP99Ms"),
+        extra.get("convergedMaxMs"), edits.count(), extra.get("writesSentP50Ms"), extra.get("writesSentP99Ms"));
+    logSlowest(timed, writes);
+  }
+
+  /**
+   * The slowest edits of the trickle, each with its parent, when it was made and when the API server received its
+   * last write: where a tail comes from is found by those in the engine's {@code /debug/syncs}, the API server's audit
+   * log or a GC log of the same minute.
+   */
+  private void logSlowest(List<ConvergenceWatch.TimedEdit> timed, EditWrites writes) {
+    List<String> slowest = new ArrayList<>();
+    for (int i = timed.size() - 1; i >= Math.max(0, timed.size() - SLOWEST_LOGGED); i--) {
+      ConvergenceWatch.TimedEdit e = timed.get(i);
+      slowest.add(String.format(Locale.ROOT, "%s edited %s, %.0f ms (last write sent after %.0f ms)", e.unit(),
+          Instant.ofEpochSecond(0, e.stampNanos()), e.millis(), writes.sentMillis(e)));
+    }
+    LOG.info("{}: slowest edits: {}", engine.name(), String.join("; ", slowest));
   }
 
   /** The nearest-rank percentile of sorted values (loadkit's too), 0 for none. */

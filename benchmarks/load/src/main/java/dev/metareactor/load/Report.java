@@ -90,6 +90,11 @@ final class Report {
           r -> extra(r, "latency", "converged" + p + "Ms"), true));
     }
     metrics.add(new Metric("latency: edits timed to converged", r -> extra(r, "latency", "convergedCount"), false));
+    // The engine's share of those times: until the API server received the edit's last write (EditWrites).
+    for (String p : List.of("P50", "P99", "Max")) {
+      metrics.add(new Metric("latency: edit to its last write received by the API server " + p.toLowerCase(Locale.ROOT)
+          + " (ms)", r -> extra(r, "latency", "writesSent" + p + "Ms"), true));
+    }
     // Metareactor's queue by lane (metareactor_queue_wait_seconds): bucket bounds, 1 ms to 5 min.
     for (String lane : List.of("fresh", "background")) {
       metrics.add(new Metric("latency: " + lane + " lane, keys taken", r -> extra(r, "latency", lane + "Waits"),

@@ -6,10 +6,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -34,6 +37,12 @@ record RequestCounts(Map<String, Long> byRequest) {
     return byRequest.values().stream().mapToLong(Long::longValue).sum();
   }
 
+  /** One write of the engine's: the object's name, and when the API server received it and when it answered. */
+  record Write(String name, Instant received, Instant answered) {}
+
+  /** The verbs that write. */
+  private static final Set<String> WRITES = Set.of("create", "update", "patch");
+
   /** Where the audit log stood at one moment: the start of a phase. */
   record Mark(long offset, Instant time) {}
 
@@ -57,9 +66,36 @@ record RequestCounts(Map<String, Long> byRequest) {
      * by the time each request was received, so that what comes after is not counted here.
      */
     RequestCounts since(Mark mark) throws IOException, InterruptedException {
+      Map<String, Long> counts = new TreeMap<>();
+      forEachSince(mark, event -> counts.merge(key(event), 1L, Long::sum));
+      return new RequestCounts(counts);
+    }
+
+    /**
+     * The writes (creates, updates, patches) received from {@code mark} until now, each with the name of the object
+     * written and when the API server received and answered it, in the order of the log.
+     */
+    List<Write> writesSince(Mark mark) throws IOException, InterruptedException {
+      List<Write> writes = new ArrayList<>();
+      forEachSince(mark, event -> {
+        String verb = event.path("verb").asString("");
+        String name = event.path("objectRef").path("name").asString("");
+        if (WRITES.contains(verb) && !name.isEmpty()) {
+          Instant received = Instant.parse(event.path("requestReceivedTimestamp").asString());
+          String answered = event.path("stageTimestamp").asString("");
+          writes.add(new Write(name, received, answered.isEmpty() ? received : Instant.parse(answered)));
+        }
+      });
+      return writes;
+    }
+
+    /**
+     * Each request received from {@code mark} until now, once. Waits for the API server's batch flush first, and
+     * goes by the time each request was received, so that what comes after is not included here.
+     */
+    private void forEachSince(Mark mark, Consumer<JsonNode> action) throws IOException, InterruptedException {
       Instant end = Instant.now();
       Thread.sleep(FLUSH_MILLIS);
-      Map<String, Long> counts = new TreeMap<>();
       Set<String> seen = new HashSet<>();
       try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
         long offset = in.length() >= mark.offset() ? mark.offset() : 0; // rotated: the new file from the start
@@ -75,10 +111,9 @@ record RequestCounts(Map<String, Long> byRequest) {
           if (received.isBefore(mark.time()) || received.isAfter(end) || !seen.add(event.path("auditID").asString())) {
             continue;
           }
-          counts.merge(key(event), 1L, Long::sum);
+          action.accept(event);
         }
       }
-      return new RequestCounts(counts);
     }
 
     static String key(JsonNode event) {

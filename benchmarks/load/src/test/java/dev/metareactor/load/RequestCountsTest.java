@@ -50,6 +50,30 @@ class RequestCountsTest {
     assertThat(audit.since(mark).total()).isZero();
   }
 
+  @Test
+  void writesCarryTheObjectsNameAndWhenTheApiServerReceivedAndAnsweredThem() throws Exception {
+    Path log = dir.resolve("audit.log");
+    Files.writeString(log, "");
+    RequestCounts.AuditLog audit = new RequestCounts.AuditLog(log);
+    RequestCounts.Mark mark = audit.mark();
+    Instant received = Instant.now();
+    Instant answered = received.plusMillis(640);
+    append(log, named("u", "update", "p-00001-2", received, answered));
+    append(log, named("s", "patch", "p-00001", received, answered));
+    append(log, named("g", "get", "p-00001", received, answered));
+    append(log, named("w", "watch", "", received, answered));
+
+    assertThat(audit.writesSince(mark)).containsExactly(
+        new RequestCounts.Write("p-00001-2", received, answered),
+        new RequestCounts.Write("p-00001", received, answered));
+  }
+
+  private static String named(String id, String verb, String name, Instant received, Instant answered) {
+    return "{\"auditID\":\"" + id + "\",\"verb\":\"" + verb + "\",\"objectRef\":{\"resource\":\"configmaps\","
+        + "\"name\":\"" + name + "\"},\"responseStatus\":{\"code\":200},\"requestReceivedTimestamp\":\"" + received
+        + "\",\"stageTimestamp\":\"" + answered + "\"}\n";
+  }
+
   private static void append(Path log, String line) throws IOException {
     Files.writeString(log, line, StandardOpenOption.APPEND);
   }
