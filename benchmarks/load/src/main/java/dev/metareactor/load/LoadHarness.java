@@ -12,6 +12,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -135,7 +138,30 @@ public final class LoadHarness implements Callable<Integer> {
 
   public static void main(String[] args) {
     System.setProperty("java.awt.headless", "true");
+    Runtime.getRuntime().addShutdownHook(new Thread(LoadHarness::stopChildren, "stop-children"));
     System.exit(new CommandLine(new LoadHarness()).execute(args));
+  }
+
+  /**
+   * Stops whatever the harness started and still runs (an engine, the hook server) when the harness itself is
+   * stopped (SIGTERM, Ctrl-C): an engine left running would go on resyncing and calling hooks beside every later
+   * measurement on the machine. The local control plane is not among them: it runs on, detached, to be reused.
+   */
+  static void stopChildren() {
+    List<ProcessHandle> children = ProcessHandle.current().descendants().toList();
+    children.forEach(ProcessHandle::destroy);
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    for (ProcessHandle child : children) {
+      try {
+        child.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (ExecutionException | TimeoutException e) {
+        child.destroyForcibly();
+      }
+    }
+    children.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
   }
 
   @Override
