@@ -44,7 +44,8 @@ import tools.jackson.databind.node.ObjectNode;
  *       hand the kind's {@link #wire} a {@link Wiring} to take its informers, route their events and make its
  *       {@link ObjectSync}; join the shards ({@link ShardParticipant}); wait for the informers' caches, read the
  *       hooks' TLS material and credentials, start {@code --workers} workers, each sync run by a {@link SyncRunner}
- *       to the queue's outcome, and the {@code resyncPeriodSeconds} timer.</li>
+ *       to the queue's outcome, and the {@code resyncPeriodSeconds} timer, which spreads each period's keys over
+ *       the period ({@link ResyncPacer}).</li>
  *   <li><b>Stop</b>: stop routing, drain for at most the given time, give everything back ({@link Holdings}).
  *       <b>Retire</b> (the controller object was deleted): the same, then remove this controller's finalizer from
  *       every object that still carries it.</li>
@@ -286,9 +287,8 @@ public abstract class AbstractHostedController<K extends SyncKey, S extends Cont
         Duration period = Duration.ofSeconds(resyncPeriodSeconds);
         period = period.compareTo(MIN_RESYNC_PERIOD) < 0 ? MIN_RESYNC_PERIOD : period;
         ObjectSync<K> wired = Objects.requireNonNull(sync, "made in begin()");
-        holdings.untilStop(Flux.interval(period, period, context.scheduling().work())
-            .subscribe(tick -> wired.responsibleKeys().forEach(
-                key -> made.add(key, Trigger.of(Trigger.Cause.RESYNC_PERIOD)))));
+        holdings.untilStop(new ResyncPacer<>(period, wired::responsibleKeys,
+            key -> made.add(key, Trigger.of(Trigger.Cause.RESYNC_PERIOD)), context.scheduling().work()).start());
       }
       phase = Phase.RUNNING;
     }

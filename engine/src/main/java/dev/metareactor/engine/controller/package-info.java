@@ -5,8 +5,9 @@
  *
  * <ul>
  *   <li>{@link dev.metareactor.engine.controller.AbstractHostedController}: a hosted controller's life — waiting for
- *   its resources ({@link dev.metareactor.engine.controller.ResourceWait}), the work queue, resyncs, stopping and
- *   retiring, what it holds meanwhile ({@link dev.metareactor.engine.controller.Holdings}).</li>
+ *   its resources ({@link dev.metareactor.engine.controller.ResourceWait}), the work queue, resyncs (spread over
+ *   their period by {@link dev.metareactor.engine.controller.ResyncPacer}), stopping and retiring, what it holds
+ *   meanwhile ({@link dev.metareactor.engine.controller.Holdings}).</li>
  *   <li>{@link dev.metareactor.engine.controller.Wiring}: what a kind's {@code wire()} is handed to build its sync
  *   from (informers, event routing, hooks, related objects, child types), closed when {@code wire()} returns.</li>
  *   <li>{@link dev.metareactor.engine.controller.SyncRunner}: one sync of one key to the queue's outcome, its
