@@ -18,9 +18,10 @@ import reactor.core.scheduler.Scheduler;
  *
  * <p>Why spread: parents created together (an install, a restart's initial sync) would otherwise come due together
  * at every period, and their resyncs run back to back at the workers' full speed. At 10,000 parents that is some
- * 3 seconds every period in which the engine and the hook take both cores of a two-core machine; the API server
- * sharing them answered the writes of fresh edits meanwhile in up to 0.7 s instead of a few milliseconds
- * (benchmarks/README.md, the 10,000-parent trickle). Spread, the same resyncs are a steady share of the machine.
+ * 3 seconds every period in which the engine and the hook took both cores of a two-core machine, and the edits
+ * made in those seconds took up to 1.3 s to converge instead of 20 ms, the API server starved with them
+ * (benchmarks/README.md, "Resyncs spread over their period"). Spread, the same resyncs are a steady share of the
+ * machine.
  *
  * <p>The period is cut into slots of {@link #SLOT} (at least one). At the start of each period the keys are read
  * once and each goes into the slot of its phase, a stable function of the key's hash, so a key's resyncs are one
