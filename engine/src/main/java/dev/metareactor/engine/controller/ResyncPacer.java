@@ -23,11 +23,12 @@ import reactor.core.scheduler.Scheduler;
  * (benchmarks/README.md, "Resyncs spread over their period"). Spread, the same resyncs are a steady share of the
  * machine.
  *
- * <p>The period is cut into slots of {@link #SLOT} (at least one). At the start of each period the keys are read
- * once and each goes into the slot of its phase, a stable function of the key's hash, so a key's resyncs are one
- * period apart whatever the others do; each slot's keys are added as the slot begins. The first period begins one
- * period after {@link #start}, as the single timer before it did. What a resync is (its cause, its lane, how late it
- * may run under fresh load) is the work queue's, unchanged.
+ * <p>The period is cut into slots of {@link #SLOT}, at most {@link #MAX_SLOTS} of them (a longer period has longer
+ * slots: the timer wakes at most ten times a second, and for a period of an hour every 6 s). At the start of each
+ * period the keys are read once and each goes into the slot of its phase, a stable function of the key's hash, so a
+ * key's resyncs are one period apart whatever the others do; each slot's keys are added as the slot begins. The
+ * first period begins one period after {@link #start}, as the single timer before it did. What a resync is (its
+ * cause, its lane, how late it may run under fresh load) is the work queue's, unchanged.
  *
  * <p>Memory: the keys of the current period (one array), nothing per key beyond it.
  *
@@ -39,6 +40,8 @@ final class ResyncPacer<K> {
 
   /** How far apart the adds of one period are: the keys of a slot are added together. */
   static final Duration SLOT = Duration.ofMillis(100);
+  /** How many slots a period has at most: 600, a minute's worth of {@link #SLOT}s. */
+  static final int MAX_SLOTS = 600;
 
   private final Duration period;
   private final int slots;
@@ -61,7 +64,7 @@ final class ResyncPacer<K> {
     if (period.compareTo(SLOT) < 0) {
       throw new IllegalArgumentException("period " + period + " is shorter than a slot (" + SLOT + ")");
     }
-    this.slots = (int) Math.min(Integer.MAX_VALUE, period.toNanos() / SLOT.toNanos());
+    this.slots = (int) Math.min(MAX_SLOTS, period.toNanos() / SLOT.toNanos());
     this.keys = Objects.requireNonNull(keys, "keys");
     this.add = Objects.requireNonNull(add, "add");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");

@@ -93,6 +93,20 @@ class ResyncPacerTest {
   }
 
   @Test
+  void aLongPeriodHasLongerSlotsNotMoreOfThem() {
+    Duration hour = Duration.ofHours(1);
+    timer = new ResyncPacer<String>(hour, () -> keys,
+        key -> added.computeIfAbsent(key, k -> new ArrayList<>()).add(clock.now(TimeUnit.MILLISECONDS)),
+        clock).start();
+    clock.advanceTimeBy(hour.multipliedBy(2).minusMillis(1));
+    long slot = hour.toMillis() / ResyncPacer.MAX_SLOTS; // 6 s
+    assertThat(added).hasSize(keys.size());
+    assertThat(added.values()).allSatisfy(times -> assertThat((times.get(0) - hour.toMillis()) % slot).isZero());
+    assertThat(added.values().stream().map(times -> times.get(0)).distinct().count())
+        .isEqualTo(ResyncPacer.MAX_SLOTS);
+  }
+
+  @Test
   void aKeysSlotIsStableAndWithinTheSlots() {
     for (String key : keys.subList(0, 100)) {
       int slot = ResyncPacer.phase(key, 300);
