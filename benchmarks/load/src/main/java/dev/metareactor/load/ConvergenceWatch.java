@@ -112,7 +112,12 @@ final class ConvergenceWatch implements AutoCloseable {
    * until the unit was seen converged. The unit and the stamp find the edit's syncs in the engine's own record (its
    * {@code /debug/syncs}) or the API server's audit log when a tail needs explaining.
    */
-  record TimedEdit(String unit, long stampNanos, double millis) {}
+  record TimedEdit(String unit, long stampNanos, double millis) {
+    /** When the edit was made. */
+    Instant stamp() {
+      return Instant.ofEpochSecond(0, stampNanos);
+    }
+  }
 
   // Timing single edits: guarded by `lock` (the two informers deliver events on a thread each).
   private final Object lock = new Object();

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Splits the trickle's edit-to-converged times at the engine's writes: for each timed edit, when the API server
@@ -16,7 +17,8 @@ import java.util.Map;
  *
  * <p>An edit's writes are those to the unit itself (a parent's status) and to objects named after it ({@code
  * <unit>-<n>}, its children, as {@code loadkit} names them), received between the edit and the moment the harness saw
- * it converged. An edit none of whose writes is found (one overtaken by a later edit of the same parent) has no split.
+ * it converged; an edit overtaken by a later one of the same parent is split at the writes that showed the later one
+ * (which showed it too). An edit none of whose writes is found has no split.
  */
 final class EditWrites {
 
@@ -32,37 +34,38 @@ final class EditWrites {
   /** The unit an object written belongs to: {@code p-00042} for {@code p-00042} and {@code p-00042-1}. */
   static String unitOf(String name) {
     int dash = name.lastIndexOf('-');
-    int first = name.indexOf('-');
-    return dash > first && first >= 0 && name.substring(dash + 1).chars().allMatch(Character::isDigit)
+    return dash > name.indexOf('-') && name.substring(dash + 1).chars().allMatch(Character::isDigit)
         ? name.substring(0, dash)
         : name;
   }
 
-  /**
-   * Milliseconds from the edit until the API server received the last of its writes, or {@code NaN} when none is
-   * found.
-   */
-  double sentMillis(ConvergenceWatch.TimedEdit edit) {
-    Instant from = Instant.ofEpochSecond(0, edit.stampNanos());
+  /** The last of the edit's writes the API server received, if any was found. */
+  Optional<RequestCounts.Write> lastWrite(ConvergenceWatch.TimedEdit edit) {
+    Instant from = edit.stamp();
     Instant until = from.plusNanos((long) (edit.millis() * 1e6));
-    Instant last = null;
+    RequestCounts.Write last = null;
     for (RequestCounts.Write write : byUnit.getOrDefault(edit.unit(), List.of())) {
       if (!write.received().isBefore(from) && !write.received().isAfter(until)
-          && (last == null || write.received().isAfter(last))) {
-        last = write.received();
+          && (last == null || write.received().isAfter(last.received()))) {
+        last = write;
       }
     }
-    return last == null ? Double.NaN : Duration.between(from, last).toNanos() / 1e6;
+    return Optional.ofNullable(last);
   }
 
-  /** {@link #sentMillis} of each edit that has one, sorted. */
+  /** Milliseconds from the edit until {@code then}. */
+  static double millisAfter(ConvergenceWatch.TimedEdit edit, Instant then) {
+    return Duration.between(edit.stamp(), then).toNanos() / 1e6;
+  }
+
+  /**
+   * For each edit whose writes were found, the milliseconds from it until the API server received the last of them,
+   * sorted.
+   */
   List<Double> sentMillis(List<ConvergenceWatch.TimedEdit> edits) {
     List<Double> sent = new ArrayList<>();
     for (ConvergenceWatch.TimedEdit edit : edits) {
-      double millis = sentMillis(edit);
-      if (!Double.isNaN(millis)) {
-        sent.add(millis);
-      }
+      lastWrite(edit).ifPresent(write -> sent.add(millisAfter(edit, write.received())));
     }
     sent.sort(null);
     return sent;

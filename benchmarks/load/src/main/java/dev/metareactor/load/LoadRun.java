@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -269,18 +268,11 @@ final class LoadRun {
       extra.put(p.equals("count") ? "latencyCount" : "latency" + p.toUpperCase() + "Ms", latency.path(p).asDouble());
     }
     extra.put("convergedCount", (double) converged.size());
-    for (String p : List.of("p50", "p90", "p99", "max")) {
-      double fraction = p.equals("max") ? 1 : Integer.parseInt(p.substring(1)) / 100.0;
-      extra.put(p.equals("max") ? "convergedMaxMs" : "converged" + p.toUpperCase() + "Ms",
-          percentile(converged, fraction));
-    }
+    putPercentiles(extra, "converged", converged, List.of("p50", "p90", "p99", "max"));
     EditWrites writes = new EditWrites(setup.cluster().auditLog().writesSince(m.requests));
     List<Double> sent = writes.sentMillis(timed);
     extra.put("writesSentCount", (double) sent.size());
-    for (String p : List.of("p50", "p99", "max")) {
-      double fraction = p.equals("max") ? 1 : Integer.parseInt(p.substring(1)) / 100.0;
-      extra.put("writesSent" + (p.equals("max") ? "Max" : p.toUpperCase()) + "Ms", percentile(sent, fraction));
-    }
+    putPercentiles(extra, "writesSent", sent, List.of("p50", "p99", "max"));
     LaneWaits lanes = LaneWaits.of(process);
     for (String lane : List.of("fresh", "background")) {
       if (Double.isNaN(lanes.count(lane, lanesBefore))) {
@@ -299,18 +291,29 @@ final class LoadRun {
   }
 
   /**
-   * The slowest edits of the trickle, each with its parent, when it was made and when the API server received its
-   * last write: where a tail comes from is found by those in the engine's {@code /debug/syncs}, the API server's audit
-   * log or a GC log of the same minute.
+   * The slowest edits of the trickle, each with its parent, when it was made and when the API server received and
+   * answered its last write: where a tail comes from is found by those in the engine's {@code /debug/syncs}, the API
+   * server's audit log or a GC log of the same minute.
    */
   private void logSlowest(List<ConvergenceWatch.TimedEdit> timed, EditWrites writes) {
     List<String> slowest = new ArrayList<>();
     for (int i = timed.size() - 1; i >= Math.max(0, timed.size() - SLOWEST_LOGGED); i--) {
       ConvergenceWatch.TimedEdit e = timed.get(i);
-      slowest.add(String.format(Locale.ROOT, "%s edited %s, %.0f ms (last write sent after %.0f ms)", e.unit(),
-          Instant.ofEpochSecond(0, e.stampNanos()), e.millis(), writes.sentMillis(e)));
+      slowest.add(String.format(Locale.ROOT, "%s edited %s, %.0f ms (%s)", e.unit(), e.stamp(), e.millis(),
+          writes.lastWrite(e).map(w -> String.format(Locale.ROOT, "last write received after %.0f ms, answered after"
+              + " %.0f ms", EditWrites.millisAfter(e, w.received()), EditWrites.millisAfter(e, w.answered())))
+              .orElse("no write found")));
     }
     LOG.info("{}: slowest edits: {}", engine.name(), String.join("; ", slowest));
+  }
+
+  /** {@code <prefix>P50Ms} ... {@code <prefix>MaxMs}: the percentiles {@code which} ("p50", "max") of sorted values. */
+  private static void putPercentiles(Map<String, Double> extra, String prefix, List<Double> sorted,
+      List<String> which) {
+    for (String p : which) {
+      double fraction = p.equals("max") ? 1 : Integer.parseInt(p.substring(1)) / 100.0;
+      extra.put(prefix + (p.equals("max") ? "Max" : p.toUpperCase(Locale.ROOT)) + "Ms", percentile(sorted, fraction));
+    }
   }
 
   /** The nearest-rank percentile of sorted values (loadkit's too), 0 for none. */

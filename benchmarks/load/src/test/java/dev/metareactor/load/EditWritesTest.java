@@ -29,7 +29,10 @@ class EditWritesTest {
         write("p-00790-2", 1300))); // after the edit was seen converged: a later sync's
     ConvergenceWatch.TimedEdit edit = new ConvergenceWatch.TimedEdit("p-00790", stamp(EDIT), 1162);
 
-    assertThat(writes.sentMillis(edit)).isEqualTo(570.0);
+    assertThat(writes.lastWrite(edit)).hasValueSatisfying(last -> {
+      assertThat(EditWrites.millisAfter(edit, last.received())).isEqualTo(570.0);
+      assertThat(EditWrites.millisAfter(edit, last.answered())).isEqualTo(970.0);
+    });
     assertThat(writes.sentMillis(List.of(edit, new ConvergenceWatch.TimedEdit("p-00002", stamp(EDIT), 30))))
         .as("an edit without writes found has no share")
         .containsExactly(570.0);
