@@ -23,6 +23,7 @@ import javax.net.ssl.SSLException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class TlsTest extends ScriptedHookTest {
@@ -102,15 +103,18 @@ class TlsTest extends ScriptedHookTest {
     assertThat(hook.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
   }
 
-  @Test
-  void aClientKeyOfAnotherCertificateIsRejectedWhenTheHookIsPrepared() {
-    TlsMaterials swapped = new TlsMaterials(certs.caPem(), certs.client("pkcs1").certificatePem(),
-        certs.client("pkcs8").keyPem());
+  /** Each pair of algorithms: RSA with another RSA key (another modulus), EC with another EC key, and each crossed. */
+  @ParameterizedTest
+  @CsvSource({"pkcs1, server", "pkcs1, pkcs8", "sec1, pkcs8", "sec1, pkcs1"})
+  void aClientKeyOfAnotherCertificateIsRejectedWhenTheHookIsPrepared(String certificateOf, String keyOf) {
+    TlsMaterials swapped = new TlsMaterials(certs.caPem(), certs.client(certificateOf).certificatePem(),
+        keyOf.equals("server") ? certs.server().keyPem() : certs.client(keyOf).keyPem());
     WebhookSpec spec = WebhookSpec.of("https://localhost:1/sync").withTls(swapped);
 
     assertThatThrownBy(() -> client.hook(spec, SYNC))
         .isInstanceOf(InvalidWebhookException.class)
-        .hasMessage("invalid webhook config: clientTLS key: does not belong to the certificate CN=client-pkcs1");
+        .hasMessage("invalid webhook config: clientTLS key: does not belong to the certificate CN=client-"
+            + certificateOf);
   }
 
   @Test
