@@ -3,6 +3,7 @@ package dev.metareactor.benchmarks;
 import dev.metareactor.engine.kube.KubeJson;
 import dev.metareactor.engine.kube.KubeObject;
 import java.nio.charset.StandardCharsets;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -28,6 +29,10 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>{@code pod} — a Pod with two containers, probes, resources, volumes, status and four managed-fields
  *       entries: 6.5 KB.</li>
  * </ul>
+ *
+ * <p>and two kinds of stream ({@code owners}): {@code one}, the same event again and again, and {@code distinct},
+ * events whose ControllerRef (and so the owner's UID that {@code managedFields} names, {@code k:{"uid":"..."}}) differs
+ * from event to event, as in a converge, where each child names its own parent (8,192 owners, taken in turn).
  *
  * <p>Benchmarks:
  * <ul>
@@ -55,14 +60,31 @@ public class KubeObjectBenchmark {
   @Param({"configmap", "pod"})
   public String workload;
 
-  private byte[] event;
+  @Param({"one", "distinct"})
+  public String owners;
+
+  /** The owner's UID in both workloads' managed fields (and the ConfigMap's ControllerRef and labels). */
+  private static final String OWNER_UID = "5f1e8a5c-0b5e-4d51-9d3e-7a1c0e2b9f10";
+
+  private byte[][] events;
+  private int next;
   private KubeObject object;
 
   @Setup
   public void setUp() {
     String object = workload.equals("pod") ? POD : CONFIG_MAP;
-    event = ("{\"type\":\"MODIFIED\",\"object\":" + object + "}").getBytes(StandardCharsets.UTF_8);
+    events = new byte[owners.equals("one") ? 1 : 8192][];
+    for (int i = 0; i < events.length; i++) {
+      String owned = i == 0 ? object : object.replace(OWNER_UID, new UUID(0x5eed, i).toString());
+      events[i] = ("{\"type\":\"MODIFIED\",\"object\":" + owned + "}").getBytes(StandardCharsets.UTF_8);
+    }
     this.object = KubeObject.parse(object.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private byte[] nextEvent() {
+    byte[] event = events[next];
+    next = (next + 1) % events.length;
+    return event;
   }
 
   @Benchmark
@@ -76,7 +98,8 @@ public class KubeObjectBenchmark {
   }
 
   private KubeObject read(String fieldManager) {
-    try (JsonParser parser = KubeJson.mapper().createParser(event)) {
+    byte[] event = nextEvent();
+    try (JsonParser parser = KubeJson.objectParser(event)) {
       parser.nextToken();
       while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
         String field = parser.currentName();
@@ -92,7 +115,7 @@ public class KubeObjectBenchmark {
 
   @Benchmark
   public byte[] readEventViaTree() {
-    JsonNode tree = KubeJson.mapper().readTree(event);
+    JsonNode tree = KubeJson.mapper().readTree(nextEvent());
     ObjectNode object = (ObjectNode) tree.get("object");
     ((ObjectNode) object.get("metadata")).remove("managedFields");
     return KubeJson.bytes(object);

@@ -339,7 +339,7 @@ final class Informer {
    */
   private String readPage(byte[] body, Map<Key, KubeObject> listed, String[] version) {
     String next = "";
-    try (JsonParser parser = KubeJson.mapper().createParser(body)) {
+    try (JsonParser parser = KubeJson.objectParser(body)) {
       if (parser.nextToken() != JsonToken.START_OBJECT) {
         throw new IllegalStateException("a list of " + description + " that is not a JSON object");
       }
@@ -406,7 +406,7 @@ final class Informer {
     String type = "";
     KubeObject object = null;
     JsonNode other = null;
-    try (JsonParser parser = KubeJson.mapper().createParser(line)) {
+    try (JsonParser parser = KubeJson.objectParser(line)) {
       parser.nextToken();
       while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
         String field = parser.currentName();

@@ -107,7 +107,7 @@ public final class ApiWriter implements ObjectApi {
         + (labelSelector.isEmpty() ? "" : "&labelSelector=" + URLEncoder.encode(labelSelector, StandardCharsets.UTF_8))
         + (continueToken.isEmpty() ? "" : "&continue=" + URLEncoder.encode(continueToken, StandardCharsets.UTF_8));
     return count("list", resource, api.get(path(resource, "", null) + query, accept)).map(body -> {
-      JsonNode list = KubeJson.mapper().readTree(body);
+      JsonNode list = KubeJson.readObjectTree(body);
       for (JsonNode item : list.path("items")) {
         if (item instanceof ObjectNode object) {
           objects.add(KubeObject.of(object));
@@ -120,7 +120,7 @@ public final class ApiWriter implements ObjectApi {
   @Override
   public Mono<ObjectNode> getTree(ApiResource resource, String namespace, String name) {
     return call("get", resource, "GET", path(resource, namespace, name), null, null)
-        .map(written -> (ObjectNode) KubeJson.mapper().readTree(written.answer()));
+        .map(written -> (ObjectNode) KubeJson.readObjectTree(written.answer()));
   }
 
   /** {@code PATCH} with {@code application/apply-patch+yaml}, {@code force=true}; counted as {@code apply}. */

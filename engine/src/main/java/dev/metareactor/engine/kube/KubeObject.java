@@ -316,7 +316,7 @@ public final class KubeObject {
 
   /** The object in UTF-8 JSON, with the field set {@code fieldManager} applied ({@link #appliedFields}). */
   public static KubeObject parse(byte[] json, @Nullable String fieldManager) {
-    try (JsonParser parser = KubeJson.mapper().createParser(json)) {
+    try (JsonParser parser = KubeJson.objectParser(json)) {
       parser.nextToken();
       return read(parser, json, null, null, fieldManager);
     }

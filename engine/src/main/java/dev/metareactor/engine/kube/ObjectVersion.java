@@ -26,7 +26,7 @@ public record ObjectVersion(String uid, String resourceVersion) {
    * when either is missing or the JSON is not an object.
    */
   public static @Nullable ObjectVersion of(byte[] json) {
-    try (JsonParser parser = KubeJson.mapper().createParser(json)) {
+    try (JsonParser parser = KubeJson.objectParser(json)) {
       if (parser.nextToken() != JsonToken.START_OBJECT) {
         return null;
       }

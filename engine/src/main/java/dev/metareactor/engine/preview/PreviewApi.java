@@ -148,7 +148,7 @@ public final class PreviewApi extends ForwardingObjectApi {
           : current(resource, namespace, name);
       return now.flatMap(before -> dryRun
           .doOnNext(answer -> writes.add(planned(about, order, intended, resource, namespace, name,
-              before.orElse(null), (ObjectNode) KubeJson.mapper().readTree(answer.answer()))))
+              before.orElse(null), (ObjectNode) KubeJson.readObjectTree(answer.answer()))))
           .doOnError(ApiException.class, refused -> writes.add(new PlannedWrite(about, order,
               before.isEmpty() && intended != Verb.STATUS ? Verb.CREATE : intended, resource, namespace, name,
               before.orElse(null), null, null, refusal(refused)))));

@@ -147,7 +147,7 @@ final class ServerSideApplier implements ChildApplier {
   private Mono<Boolean> dryRun(ApiResource resource, KubeObject current, ObjectNode observed,
       ObjectNode configuration, long fingerprint) {
     return api.apply(resource, configuration, fieldManager, true).map(written -> {
-      boolean changes = !JsonEquality.equal(withoutBookkeeping(KubeJson.mapper().readTree(written.answer())),
+      boolean changes = !JsonEquality.equal(withoutBookkeeping(KubeJson.readObjectTree(written.answer())),
           withoutBookkeeping(observed));
       if (!changes) {
         settled.settle(current, fingerprint);
