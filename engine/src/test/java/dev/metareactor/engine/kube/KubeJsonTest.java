@@ -39,7 +39,9 @@ class KubeJsonTest {
       KubeObject.parse(childOf("uid-" + i, "c" + i));
       most = Math.max(most, KubeJson.objectNames());
     }
-    assertThat(most).isBetween(KubeJson.MAX_OBJECT_NAMES, KubeJson.MAX_OBJECT_NAMES + 20);
+    // Each parse adds one name (and the first some twenty more); without the renewal the table would hold about
+    // 3,000 by now. Twice the bound leaves room for parsers of other tests' threads in this JVM.
+    assertThat(most).isBetween(KubeJson.MAX_OBJECT_NAMES, 2 * KubeJson.MAX_OBJECT_NAMES);
   }
 
   @Test
