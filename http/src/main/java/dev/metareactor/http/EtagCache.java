@@ -39,6 +39,9 @@ final class EtagCache {
   EtagCache(long maxBytes, Clock clock) {
     Objects.requireNonNull(clock, "clock");
     this.cache = Caffeine.newBuilder()
+        // Maintenance on the calling thread (an event loop), under Caffeine's try-lock, as the engine's caches do
+        // (engine config.Caches): not a ForkJoinPool task and a woken pool thread per burst of writes.
+        .executor(Runnable::run)
         .maximumWeight(maxBytes)
         .weigher((Key key, Entry entry) -> entry.weight())
         .expireAfter(new PerEntryTimeToLive())

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.controller.apply.ChildApplier;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.kube.ApiException;
@@ -110,7 +110,7 @@ public final class ChildrenManager {
   /** Writes the status answers give children, or {@code null}: dropped, as upstream drops it. */
   private final @Nullable ChildStatus status;
   /** Refused creates, so that a lasting conflict costs a read per {@value #RECHECK_SECONDS} s, not per sync. */
-  private final Cache<Named, Conflict> conflicts = Caffeine.newBuilder().maximumSize(10_000)
+  private final Cache<Named, Conflict> conflicts = Caches.newBuilder().maximumSize(10_000)
       .expireAfterWrite(Duration.ofSeconds(RECHECK_SECONDS)).build();
 
   /**

@@ -1,9 +1,9 @@
 package dev.metareactor.engine.controller;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.apply.DynamicApply;
 import dev.metareactor.apply.JsonEquality;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.config.HotLoopSettings;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.kube.ApiResource;
@@ -185,7 +185,7 @@ public final class HotLoopGuard {
     this.events = Objects.requireNonNull(events, "events");
     this.counted = Objects.requireNonNull(counted, "counted");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
-    this.parents = Caffeine.newBuilder().maximumSize(MAX_PARENTS)
+    this.parents = Caches.newBuilder().maximumSize(MAX_PARENTS)
         .expireAfterAccess(settings.window().plus(settings.maxHold())).build();
   }
 

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.informer.ObjectEvent;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.AroundWritesApi;
@@ -60,7 +60,7 @@ final class OwnWrites {
 
   /** The resourceVersions of each object's writes whose events have not come back, by the object's UID. */
   private final Cache<String, Versions> written =
-      Caffeine.newBuilder().maximumSize(MAX_OBJECTS).expireAfterWrite(KEEP).build();
+      Caches.newBuilder().maximumSize(MAX_OBJECTS).expireAfterWrite(KEEP).build();
 
   /** The objects with writes in flight, and the events of each that wait for them. */
   private final Map<WrittenName, InFlight> inFlight = new ConcurrentHashMap<>();

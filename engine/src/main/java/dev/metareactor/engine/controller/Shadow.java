@@ -1,11 +1,11 @@
 package dev.metareactor.engine.controller;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.api.ControllerSpec;
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.InvalidControllerException;
 import dev.metareactor.engine.api.ShadowAnnotations;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.events.EventRecorder;
 import dev.metareactor.engine.hook.HookCaller;
 import dev.metareactor.engine.hook.HookConfig;
@@ -97,7 +97,7 @@ public final class Shadow {
   private final Counter differs;
   private final Counter failed;
   private final Counter skipped;
-  private final Cache<String, Long> reported = Caffeine.newBuilder().maximumSize(REMEMBERED).build();
+  private final Cache<String, Long> reported = Caches.newBuilder().maximumSize(REMEMBERED).build();
 
   /** One exchange of a real sync with its hook. */
   public record Exchange(JsonNode request, HookCaller.RootObject root, HookCall.Reply reply) {}

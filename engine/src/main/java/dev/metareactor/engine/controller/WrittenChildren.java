@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ResourceVersions;
@@ -35,7 +35,7 @@ public final class WrittenChildren {
   /** The sync key and the UID of the object synced (a namesake object must not see another's creates). */
   private record Scope(Object key, String uid) {}
 
-  private final Cache<Scope, Map<Owned, KubeObject>> created = Caffeine.newBuilder().maximumSize(MAX_KEYS)
+  private final Cache<Scope, Map<Owned, KubeObject>> created = Caches.newBuilder().maximumSize(MAX_KEYS)
       .expireAfterWrite(Duration.ofSeconds(KEEP_SECONDS)).build();
 
   /** Where one sync records what it created, and what it wrote (for the {@link HotLoopGuard}). */

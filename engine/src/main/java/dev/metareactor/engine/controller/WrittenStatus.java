@@ -1,8 +1,8 @@
 package dev.metareactor.engine.controller;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.apply.JsonEquality;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.kube.KubeObject;
 import dev.metareactor.engine.kube.ObjectApi;
 import dev.metareactor.engine.kube.ObjectVersion;
@@ -43,7 +43,7 @@ final class WrittenStatus {
   }
 
   private final Cache<String, Written> written =
-      Caffeine.newBuilder().maximumSize(MAX_OBJECTS).expireAfterWrite(KEEP).build();
+      Caches.newBuilder().maximumSize(MAX_OBJECTS).expireAfterWrite(KEEP).build();
 
   /**
    * Whether {@code status} needs writing over {@code cached}, the object as the informer has it (whose status is

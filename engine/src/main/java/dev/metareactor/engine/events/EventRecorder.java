@@ -1,7 +1,7 @@
 package dev.metareactor.engine.events;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.config.RateLimit;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
@@ -60,8 +60,8 @@ public final class EventRecorder {
     this.perObject = Objects.requireNonNull(perObject, "perObject");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.instance = Objects.requireNonNull(instance, "instance");
-    this.limits = Caffeine.newBuilder().maximumSize(50_000).expireAfterAccess(Duration.ofHours(1)).build();
-    this.recent = Caffeine.newBuilder().maximumSize(50_000).expireAfterWrite(AGGREGATION_WINDOW).build();
+    this.limits = Caches.newBuilder().maximumSize(50_000).expireAfterAccess(Duration.ofHours(1)).build();
+    this.recent = Caches.newBuilder().maximumSize(50_000).expireAfterWrite(AGGREGATION_WINDOW).build();
   }
 
   /** Records an event about {@code object}; never blocks and never throws. */

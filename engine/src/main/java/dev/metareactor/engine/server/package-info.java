@@ -21,6 +21,8 @@
  *   <li>{@code boundedElastic-*}: building, starting and stopping controllers (which may read Secrets, build TLS),
  *       refreshing credentials.</li>
  *   <li>{@code main}: parsing, start, then waiting for a signal; shutdown.</li>
+ *   <li>No other pool: the caches' maintenance runs on the thread that uses them ({@link
+ *       dev.metareactor.engine.config.Caches}), not on the common {@code ForkJoinPool}.</li>
  * </ul>
  */
 @NullMarked

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.shard;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.informer.InformerLease;
 import dev.metareactor.engine.kube.ApiException;
 import dev.metareactor.engine.kube.ApiResource;
@@ -57,7 +57,7 @@ public final class ShardMover {
    * By parent UID, the versions its owned objects got in a move whose parent write has not succeeded yet: those
    * objects left this replica's caches, so the next attempt cannot find them again.
    */
-  private final Cache<String, Map<String, String>> unfinished = Caffeine.newBuilder()
+  private final Cache<String, Map<String, String>> unfinished = Caches.newBuilder()
       .expireAfterWrite(RETRY_MEMORY).build();
   private final Counter moves;
   private final Timer handovers;

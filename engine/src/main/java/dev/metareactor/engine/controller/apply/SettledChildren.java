@@ -1,8 +1,8 @@
 package dev.metareactor.engine.controller.apply;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.apply.GoJson;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.kube.KubeObject;
 import java.time.Duration;
 import java.util.Map;
@@ -25,7 +25,7 @@ final class SettledChildren {
   private static final int MAX = 200_000;
 
   /** Child UID -> the desired state (by fingerprint) last seen to need nothing at that resourceVersion. */
-  private final Cache<String, Settled> settled = Caffeine.newBuilder().maximumSize(MAX)
+  private final Cache<String, Settled> settled = Caches.newBuilder().maximumSize(MAX)
       .expireAfterAccess(Duration.ofHours(1)).build();
 
   private record Settled(long desired, String resourceVersion) {}

@@ -1,9 +1,9 @@
 package dev.metareactor.engine.controller.related;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.metareactor.engine.api.HookSpec;
 import dev.metareactor.engine.api.HookSpec.HookVersion;
+import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.discovery.ResourceMap;
 import dev.metareactor.engine.hook.AnswerField;
 import dev.metareactor.engine.hook.AnswerFields;
@@ -93,7 +93,7 @@ public final class RelatedObjects<K> implements AutoCloseable {
   private final UnknownFields unknownFields;
   private final @Nullable ControllerContext context;
   private final BiConsumer<K, Trigger> enqueue;
-  private final Cache<String, List<RelatedRule>> answers = Caffeine.newBuilder()
+  private final Cache<String, List<RelatedRule>> answers = Caches.newBuilder()
       .expireAfterWrite(ANSWER_LIFETIME).maximumSize(MAX_CACHED_ANSWERS).build();
   private final RelatedIndex<K> index = new RelatedIndex<>();
 

@@ -1,7 +1,7 @@
 package dev.metareactor.engine.controller.rolling;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.metareactor.engine.config.Caches;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -36,7 +36,7 @@ final class WrittenRevisions {
 
   /** Parent UID to revision name to the pending write of that revision. */
   private final Cache<String, Map<String, Written>> written =
-      Caffeine.newBuilder().maximumSize(MAX_PARENTS).expireAfterWrite(KEEP).build();
+      Caches.newBuilder().maximumSize(MAX_PARENTS).expireAfterWrite(KEEP).build();
 
   /**
    * The revisions of the parent with {@code parentUid} to believe: {@code cached}, each pending write in place of
