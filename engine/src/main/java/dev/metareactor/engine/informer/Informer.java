@@ -18,7 +18,6 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -298,20 +297,22 @@ final class Informer {
 
   private Mono<Void> cycle() {
     Mono<Void> list = needList ? listAll() : Mono.empty();
-    return list.thenMany(Flux.defer(() -> api.watch(watchPath(), content.watchAccept, this::following))
-            .timeout(WATCH_SILENCE, timer))
+    return list.thenMany(Flux.defer(() -> {
+          WatchSilence silence = new WatchSilence(timer, WATCH_SILENCE);
+          return api.watch(watchPath(), content.watchAccept, this::following)
+              .doOnNext(line -> silence.heard())
+              .takeUntilOther(silence.ended().doOnNext(tick -> silenced()));
+        }))
         .publishOn(serial, 256)
         .doOnNext(this::onLine)
-        .then()
-        .onErrorResume(TimeoutException.class, this::silenced);
+        .then();
   }
 
   /** A watch that said nothing for {@link #WATCH_SILENCE}: given up, and the next cycle watches again at once. */
-  private Mono<Void> silenced(TimeoutException silence) {
+  private void silenced() {
     silent.incrementAndGet();
     LOG.info("informer of {}: no event or bookmark for {} minutes; watching again from resourceVersion {}",
         description, WATCH_SILENCE.toMinutes(), resourceVersion);
-    return Mono.empty();
   }
 
   private String watchPath() {
