@@ -112,9 +112,9 @@ public final class KubeObject {
     }
     StoredJson json = StoredJson.of(splice(source, start, end, prefix, cut));
     IntUnaryOperator relocate = relocation(start, prefix.length, cut);
-    meta.apiVersion = meta.apiVersion.intern();
-    meta.kind = meta.kind.intern();
-    meta.namespace = meta.namespace.intern();
+    meta.apiVersion = SharedStrings.share(meta.apiVersion);
+    meta.kind = SharedStrings.share(meta.kind);
+    meta.namespace = SharedStrings.share(meta.namespace);
     return new KubeObject(json, meta, meta.labels.build(json, relocate), meta.annotations.build(json, relocate));
   }
 
@@ -482,7 +482,7 @@ public final class KubeObject {
     List<String> values = new ArrayList<>(node.size());
     for (JsonNode value : node) {
       if (value.isString()) {
-        values.add(value.stringValue().intern());
+        values.add(SharedStrings.share(value.stringValue()));
       }
     }
     return List.copyOf(values);
@@ -494,8 +494,9 @@ public final class KubeObject {
     }
     List<OwnerRef> refs = new ArrayList<>(node.size());
     for (JsonNode ref : node) {
-      refs.add(new OwnerRef(text(ref.get("apiVersion")).intern(), text(ref.get("kind")).intern(),
-          text(ref.get("name")).intern(), text(ref.get("uid")).intern(), ref.path("controller").asBoolean(false),
+      refs.add(new OwnerRef(SharedStrings.share(text(ref.get("apiVersion"))),
+          SharedStrings.share(text(ref.get("kind"))), SharedStrings.share(text(ref.get("name"))),
+          SharedStrings.share(text(ref.get("uid"))), ref.path("controller").asBoolean(false),
           ref.path("blockOwnerDeletion").asBoolean(false)));
     }
     return List.copyOf(refs);

@@ -75,7 +75,7 @@ final class MetadataStrings extends AbstractMap<String, String> {
     private int[] bounds = NO_BOUNDS;
 
     void put(String key, String value) {
-      add(key.intern(), value.intern());
+      add(SharedStrings.share(key), SharedStrings.share(value));
     }
 
     /** A value kept where it lies in the source: {@code [from, to)}, its quotes included. */
@@ -86,7 +86,7 @@ final class MetadataStrings extends AbstractMap<String, String> {
       bounds[2 * slices] = from;
       bounds[2 * slices + 1] = to;
       slices++;
-      add(key.intern(), null);
+      add(SharedStrings.share(key), null);
     }
 
     private void add(String key, @Nullable String value) {
