@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -321,16 +322,25 @@ final class Informer {
         + "&timeoutSeconds=" + seconds + selector;
   }
 
-  /** Lists every page, then replaces the cache with the result. */
+  /**
+   * Lists every page, then replaces the cache with the result.
+   *
+   * <p>The watch that follows runs inside the same chain ({@link #cycle}), which holds this list's operators, and
+   * with them whatever they capture, for as long as the watch lasts (five to ten minutes). So the listed objects are
+   * let go as soon as the cache holds them: kept, they would be a second copy of each listed object the watch changes
+   * and of each one a relist found unchanged (the first versions of 10,000 parents, several megabytes, through a
+   * whole 10,000-parent converge and update wave).
+   */
   private Mono<Void> listAll() {
-    Map<Key, KubeObject> listed = new HashMap<>();
+    AtomicReference<Map<Key, KubeObject>> listed = new AtomicReference<>(new HashMap<>());
     String[] version = new String[1];
     return page("").expand(body -> {
-          String next = readPage(body, listed, version);
+          String next = readPage(body, Objects.requireNonNull(listed.get(), "read before replaced"), version);
           return next.isEmpty() ? Mono.empty() : page(next);
         })
         .publishOn(serial)
-        .then(Mono.fromRunnable(() -> replace(listed, version[0])));
+        .then(Mono.fromRunnable(() -> replace(
+            Objects.requireNonNull(listed.getAndSet(null), "a list replaces the cache once"), version[0])));
   }
 
   /**

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.metareactor.engine.kube.ApiResource;
 import dev.metareactor.engine.kube.KubeApi;
 import dev.metareactor.engine.kube.KubeObject;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -237,6 +238,29 @@ class InformerTest {
     assertThat(late.subList(0, 2)).containsExactlyInAnyOrder("ADDED a", "ADDED b");
     assertThat(late.get(2)).isEqualTo("UPDATED a");
     assertThat(informer.get("ns", "a").labels()).isEqualTo(Map.of("k", "v"));
+  }
+
+  /**
+   * The watch runs inside the chain that made the list, for minutes: an object the list brought must not stay
+   * reachable through it once the cache holds a newer version (it did, a second copy of every parent of a
+   * 10,000-parent converge until the first watch ended).
+   */
+  @Test
+  void anObjectTheWatchChangedIsNotKeptByTheListThatBroughtIt() {
+    Sinks.Many<String> more = Sinks.many().unicast().onBackpressureBuffer();
+    server.page("", list("10", "", item("a", "1", "")));
+    server.watch(FakeApiServer.Watch.open(more));
+    informer().start();
+    await().atMost(WAIT).until(() -> informer.hasSynced() && !watchVersions().isEmpty());
+    WeakReference<KubeObject> listed = new WeakReference<>(informer.get("ns", "a"));
+
+    more.tryEmitNext(event("MODIFIED", item("a", "11", "")));
+    await().atMost(WAIT).until(() -> events.contains("UPDATED a@11"));
+    await().atMost(WAIT).until(() -> {
+      System.gc();
+      return listed.get() == null;
+    });
+    assertThat(watchVersions()).containsExactly("10");
   }
 
   /**
