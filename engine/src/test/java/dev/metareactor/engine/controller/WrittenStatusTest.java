@@ -31,6 +31,18 @@ class WrittenStatusTest {
   }
 
   @Test
+  void theSameStatusWithItsKeysInAnotherOrderIsTheOneWritten() {
+    KubeObject before = parent("10", "{\"ready\": 1}");
+    written.wrote(before, answer(parent("11", "{\"ready\": 2, \"phase\": \"Up\"}")),
+        json("{\"ready\": 2, \"phase\": \"Up\", \"nested\": {\"b\": [1, \"x\"], \"a\": true}}"));
+
+    assertThat(written.needsWriting(before, statusOf(before),
+        json("{\"nested\": {\"a\": true, \"b\": [1, \"x\"]}, \"phase\": \"Up\", \"ready\": 2}"))).isFalse();
+    assertThat(written.needsWriting(before, statusOf(before),
+        json("{\"nested\": {\"a\": true, \"b\": [\"x\", 1]}, \"phase\": \"Up\", \"ready\": 2}"))).isTrue();
+  }
+
+  @Test
   void onceTheCacheMovesOnItDecidesAgain() {
     KubeObject before = parent("10", "{\"ready\": 1}");
     written.wrote(before, answer(parent("11", "{\"ready\": 2}")), json("{\"ready\": 2}"));
