@@ -20,4 +20,25 @@ public final class ResourceVersions {
       return false;
     }
   }
+
+  /**
+   * {@code resourceVersion} as the integer it spells, when it spells one the way etcd writes them (decimal digits, no
+   * sign, no leading zero), or -1: so that a version can be kept as a {@code long} and told equal to another without
+   * keeping its String. Allocates nothing.
+   */
+  public static long canonicalInteger(String resourceVersion) {
+    int length = resourceVersion.length();
+    if (length == 0 || length > 18 || length > 1 && resourceVersion.charAt(0) == '0') {
+      return -1; // 18 digits cannot overflow a long
+    }
+    long value = 0;
+    for (int i = 0; i < length; i++) {
+      char digit = resourceVersion.charAt(i);
+      if (digit < '0' || digit > '9') {
+        return -1;
+      }
+      value = value * 10 + (digit - '0');
+    }
+    return value;
+  }
 }

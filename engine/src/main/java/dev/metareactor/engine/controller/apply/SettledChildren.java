@@ -4,8 +4,10 @@ import com.github.benmanes.caffeine.cache.Cache;
 import dev.metareactor.apply.GoJson;
 import dev.metareactor.engine.config.Caches;
 import dev.metareactor.engine.kube.KubeObject;
+import dev.metareactor.engine.kube.ResourceVersions;
 import java.time.Duration;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -28,20 +30,36 @@ final class SettledChildren {
   private final Cache<String, Settled> settled = Caches.newBuilder().maximumSize(MAX)
       .expireAfterAccess(Duration.ofHours(1)).build();
 
-  private record Settled(long desired, String resourceVersion) {}
+  /**
+   * A verdict: the desired state's fingerprint and the child's resourceVersion, as an integer when it is etcd's
+   * ({@link ResourceVersions#canonicalInteger}; then {@code otherVersion} is {@code null}), so the entry keeps no
+   * String that the cache has since let go of (a child changed after its verdict), or as it is otherwise.
+   */
+  private record Settled(long desired, long version, @Nullable String otherVersion) {
+
+    static Settled of(long desired, String resourceVersion) {
+      long version = ResourceVersions.canonicalInteger(resourceVersion);
+      return new Settled(desired, version, version < 0 ? resourceVersion : null);
+    }
+
+    boolean at(String resourceVersion) {
+      return otherVersion == null ? version == ResourceVersions.canonicalInteger(resourceVersion)
+          : otherVersion.equals(resourceVersion);
+    }
+  }
 
   /** Whether {@code current} was seen to need nothing for the desired state of {@code fingerprint}. */
   boolean isSettled(KubeObject current, long fingerprint) {
     Settled known = settled.getIfPresent(current.storedUid());
-    return known != null && known.desired() == fingerprint
-        && known.resourceVersion().equals(current.resourceVersion());
+    String version = current.resourceVersion();
+    return known != null && version != null && known.desired() == fingerprint && known.at(version);
   }
 
   /** Remembers that {@code object}, as it is now, needs nothing for the desired state of {@code fingerprint}. */
   void settle(KubeObject object, long fingerprint) {
     String version = object.resourceVersion();
     if (version != null) {
-      settled.put(object.storedUid(), new Settled(fingerprint, version));
+      settled.put(object.storedUid(), Settled.of(fingerprint, version));
     }
   }
 
