@@ -127,7 +127,7 @@ final class Informer {
   private final Scheduler timer;
 
   private final Map<Key, KubeObject> store = new ConcurrentHashMap<>();
-  private final Map<String, Map<String, Map<Key, KubeObject>>> indexes = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, IndexBucket<Key, KubeObject>>> indexes = new ConcurrentHashMap<>();
   private final List<Handler> handlers = new CopyOnWriteArrayList<>();
 
   /**
@@ -272,12 +272,12 @@ final class Informer {
 
   /** The objects filed under {@code key} in {@code index}. */
   List<KubeObject> byIndex(String index, String key) {
-    Map<String, Map<Key, KubeObject>> buckets = indexes.get(index);
+    Map<String, IndexBucket<Key, KubeObject>> buckets = indexes.get(index);
     if (buckets == null) {
       throw new IllegalArgumentException("no index " + index + " on the informer of " + description);
     }
-    Map<Key, KubeObject> bucket = buckets.get(key);
-    return bucket == null ? List.of() : new ArrayList<>(bucket.values());
+    IndexBucket<Key, KubeObject> bucket = buckets.get(key);
+    return bucket == null ? List.of() : bucket.values();
   }
 
   /**
@@ -555,20 +555,18 @@ final class Informer {
 
   private void reindex(Key key, @Nullable KubeObject previous, @Nullable KubeObject current) {
     indexFunctions.forEach((index, function) -> {
-      Map<String, Map<Key, KubeObject>> buckets =
+      Map<String, IndexBucket<Key, KubeObject>> buckets =
           Objects.requireNonNull(indexes.get(index), "the constructor keeps an index per function");
       List<String> before = previous == null ? List.of() : function.keys(previous);
       List<String> after = current == null ? List.of() : function.keys(current);
       for (String bucketKey : after) {
-        // Most buckets hold a few objects (a parent's children): a table of 8 instead of the default 16.
-        buckets.computeIfAbsent(bucketKey, k -> new ConcurrentHashMap<>(4)).put(key, current);
+        KubeObject filed = Objects.requireNonNull(current, "only an object that is there has keys");
+        buckets.compute(bucketKey, (k, bucket) -> bucket == null ? IndexBucket.of(key, filed)
+            : bucket.with(key, filed));
       }
       for (String bucketKey : before) {
         if (!after.contains(bucketKey)) {
-          buckets.computeIfPresent(bucketKey, (k, bucket) -> {
-            bucket.remove(key);
-            return bucket.isEmpty() ? null : bucket;
-          });
+          buckets.computeIfPresent(bucketKey, (k, bucket) -> bucket.without(key));
         }
       }
     });

@@ -1,0 +1,157 @@
+package dev.metareactor.engine.informer;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The objects an informer's index files under one key: a parent's children, the objects carrying one label value,
+ * a namespace's objects. Changed only on the informer's serial worker; read from any thread.
+ *
+ * <p>Why not a {@link ConcurrentHashMap} for each: most buckets hold a few objects (a parent's three children, the
+ * objects of one {@code controller-uid} label), and a map of three took about 210 bytes (the map, its table of 8 and
+ * a node each) where an array of three takes about 60; at 10,000 parents the indexes held 20,000 such maps, some 4
+ * MB. So a bucket of up to {@value #FEW} objects is an immutable array of keys and values, replaced whole by each
+ * change (a copy of at most {@code 2 * FEW} references, on the serial worker); a larger one is a concurrent map
+ * changed in place, whose values a reader copies weakly consistently, as every bucket was before.
+ *
+ * @param <K> how the informer names an object
+ * @param <V> the object
+ */
+abstract sealed class IndexBucket<K, V> {
+
+  /** The most objects a bucket keeps in an array. */
+  static final int FEW = 8;
+
+  private IndexBucket() {}
+
+  /** A bucket of one object. */
+  static <K, V> IndexBucket<K, V> of(K key, V value) {
+    return new Few<>(new Object[] {Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value")});
+  }
+
+  /** This bucket with {@code value} filed under {@code key} (replacing what was): this one, changed, or a new one. */
+  abstract IndexBucket<K, V> with(K key, V value);
+
+  /** This bucket without {@code key}: this one, changed, a new one, or {@code null} when nothing is left. */
+  abstract @Nullable IndexBucket<K, V> without(K key);
+
+  /** The objects filed here now: a new list, the caller's to keep. */
+  abstract List<V> values();
+
+  abstract int size();
+
+  /** Up to {@link #FEW} objects: key, value, key, value... Never changed once made. */
+  private static final class Few<K, V> extends IndexBucket<K, V> {
+    private final Object[] entries;
+
+    Few(Object[] entries) {
+      this.entries = entries;
+    }
+
+    private int indexOf(K key) {
+      for (int i = 0; i < entries.length; i += 2) {
+        if (entries[i].equals(key)) {
+          return i;
+        }
+      }
+      return -1;
+    }
+
+    @Override
+    IndexBucket<K, V> with(K key, V value) {
+      Objects.requireNonNull(value, "value");
+      int at = indexOf(Objects.requireNonNull(key, "key"));
+      if (at >= 0) {
+        if (entries[at + 1] == value) {
+          return this;
+        }
+        Object[] changed = entries.clone();
+        changed[at + 1] = value;
+        return new Few<>(changed);
+      }
+      if (size() < FEW) {
+        Object[] grown = Arrays.copyOf(entries, entries.length + 2);
+        grown[entries.length] = key;
+        grown[entries.length + 1] = value;
+        return new Few<>(grown);
+      }
+      Many<K, V> many = new Many<>();
+      for (int i = 0; i < entries.length; i += 2) {
+        many.objects.put(key(i), value(i));
+      }
+      many.objects.put(key, value);
+      return many;
+    }
+
+    @Override
+    @Nullable IndexBucket<K, V> without(K key) {
+      int at = indexOf(key);
+      if (at < 0) {
+        return this;
+      }
+      if (entries.length == 2) {
+        return null;
+      }
+      Object[] shrunk = new Object[entries.length - 2];
+      System.arraycopy(entries, 0, shrunk, 0, at);
+      System.arraycopy(entries, at + 2, shrunk, at, entries.length - at - 2);
+      return new Few<>(shrunk);
+    }
+
+    @Override
+    List<V> values() {
+      List<V> values = new ArrayList<>(size());
+      for (int i = 0; i < entries.length; i += 2) {
+        values.add(value(i));
+      }
+      return values;
+    }
+
+    @Override
+    int size() {
+      return entries.length / 2;
+    }
+
+    @SuppressWarnings("unchecked")
+    private K key(int at) {
+      return (K) entries[at];
+    }
+
+    @SuppressWarnings("unchecked")
+    private V value(int at) {
+      return (V) entries[at + 1];
+    }
+  }
+
+  /** More than {@link #FEW} objects (it stays a map if it shrinks again: such a key tends to fill up again). */
+  private static final class Many<K, V> extends IndexBucket<K, V> {
+    private final Map<K, V> objects = new ConcurrentHashMap<>();
+
+    @Override
+    IndexBucket<K, V> with(K key, V value) {
+      objects.put(key, value);
+      return this;
+    }
+
+    @Override
+    @Nullable IndexBucket<K, V> without(K key) {
+      objects.remove(key);
+      return objects.isEmpty() ? null : this;
+    }
+
+    @Override
+    List<V> values() {
+      return new ArrayList<>(objects.values());
+    }
+
+    @Override
+    int size() {
+      return objects.size();
+    }
+  }
+}
