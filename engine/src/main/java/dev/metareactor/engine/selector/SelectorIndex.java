@@ -33,8 +33,8 @@ public final class SelectorIndex<K> {
   private static final String ANY_LABEL = "";
 
   private final Map<K, Entry> entries = new ConcurrentHashMap<>();
-  /** namespace -> (label "k=v", or {@link #ANY_LABEL}) -> owners. */
-  private final Map<String, Map<String, Set<K>>> buckets = new ConcurrentHashMap<>();
+  /** namespace -> (label "k=v", or {@link #ANY_LABEL}) -> owners (most buckets hold one: {@link IndexBucket}). */
+  private final Map<String, Map<String, IndexBucket<K, K>>> buckets = new ConcurrentHashMap<>();
 
   /** Files (or re-files) {@code owner} with its selector. */
   public synchronized void put(K owner, String namespace, LabelSelector selector) {
@@ -47,8 +47,8 @@ public final class SelectorIndex<K> {
       unfile(owner, previous);
     }
     buckets.computeIfAbsent(namespace, ns -> new ConcurrentHashMap<>())
-        .computeIfAbsent(entry.bucket(), bucket -> ConcurrentHashMap.newKeySet())
-        .add(owner);
+        .compute(entry.bucket(), (bucket, owners) -> owners == null ? IndexBucket.of(owner, owner)
+            : owners.with(owner, owner));
   }
 
   /** Forgets {@code owner}. */
@@ -81,7 +81,7 @@ public final class SelectorIndex<K> {
   }
 
   private void collect(String namespace, Map<String, String> labels, Set<K> result) {
-    Map<String, Set<K>> byLabel = buckets.get(namespace);
+    Map<String, IndexBucket<K, K>> byLabel = buckets.get(namespace);
     if (byLabel == null) {
       return;
     }
@@ -89,11 +89,11 @@ public final class SelectorIndex<K> {
     labels.forEach((key, value) -> addMatching(byLabel.get(key + "=" + value), labels, result));
   }
 
-  private void addMatching(@Nullable Set<K> owners, Map<String, String> labels, Set<K> result) {
+  private void addMatching(@Nullable IndexBucket<K, K> owners, Map<String, String> labels, Set<K> result) {
     if (owners == null) {
       return;
     }
-    for (K owner : owners) {
+    for (K owner : owners.values()) {
       Entry entry = entries.get(owner);
       if (entry != null && entry.selector().matches(labels)) {
         result.add(owner);
@@ -102,16 +102,9 @@ public final class SelectorIndex<K> {
   }
 
   private void unfile(K owner, Entry entry) {
-    Map<String, Set<K>> byLabel = buckets.get(entry.namespace());
-    if (byLabel == null) {
-      return;
-    }
-    Set<K> owners = byLabel.get(entry.bucket());
-    if (owners != null) {
-      owners.remove(owner);
-      if (owners.isEmpty()) {
-        byLabel.remove(entry.bucket(), owners);
-      }
+    Map<String, IndexBucket<K, K>> byLabel = buckets.get(entry.namespace());
+    if (byLabel != null) {
+      byLabel.computeIfPresent(entry.bucket(), (bucket, owners) -> owners.without(owner));
     }
   }
 

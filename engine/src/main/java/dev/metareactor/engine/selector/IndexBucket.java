@@ -1,4 +1,4 @@
-package dev.metareactor.engine.informer;
+package dev.metareactor.engine.selector;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -9,41 +9,43 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The objects an informer's index files under one key: a parent's children, the objects carrying one label value,
- * a namespace's objects. Changed only on the informer's serial worker; read from any thread.
+ * What one key of an in-memory index files: in an informer's index, the objects under one key (a parent's children,
+ * the objects carrying one label value, a namespace's objects); in a {@link SelectorIndex}, the owners filed under
+ * one label. Changed by one writer at a time (an informer's serial worker, the index's lock), read from any thread.
  *
- * <p>Why not a {@link ConcurrentHashMap} for each: most buckets hold a few objects (a parent's three children, the
- * objects of one {@code controller-uid} label), and a map of three took about 210 bytes (the map, its table of 8 and
- * a node each) where an array of three takes about 60; at 10,000 parents the indexes held 20,000 such maps, some 4
- * MB. So a bucket of up to {@value #FEW} objects is an immutable array of keys and values, replaced whole by each
- * change (a copy of at most {@code 2 * FEW} references, on the serial worker); a larger one is a concurrent map
- * changed in place, whose values a reader copies weakly consistently, as every bucket was before.
+ * <p>Why not a {@link ConcurrentHashMap} for each: most buckets hold a few entries (a parent's three children, the
+ * one parent whose selector names a label value), and a map of three took about 210 bytes (the map, its table of 8
+ * and a node each) where an array of three takes about 60; at 10,000 parents the informers' indexes held 20,000 such
+ * maps and the parents' selector index 10,000 sets, some 6 MB. So a bucket of up to {@value #FEW} entries is an
+ * immutable array of keys and values, replaced whole by each change (a copy of at most {@code 2 * FEW} references);
+ * a larger one is a concurrent map changed in place, whose values a reader copies weakly consistently, as every
+ * bucket was before.
  *
- * @param <K> how the informer names an object
- * @param <V> the object
+ * @param <K> what names an entry
+ * @param <V> the entry
  */
-abstract sealed class IndexBucket<K, V> {
+public abstract sealed class IndexBucket<K, V> {
 
   /** The most objects a bucket keeps in an array. */
-  static final int FEW = 8;
+  public static final int FEW = 8;
 
   private IndexBucket() {}
 
   /** A bucket of one object. */
-  static <K, V> IndexBucket<K, V> of(K key, V value) {
+  public static <K, V> IndexBucket<K, V> of(K key, V value) {
     return new Few<>(new Object[] {Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value")});
   }
 
   /** This bucket with {@code value} filed under {@code key} (replacing what was): this one, changed, or a new one. */
-  abstract IndexBucket<K, V> with(K key, V value);
+  public abstract IndexBucket<K, V> with(K key, V value);
 
   /** This bucket without {@code key}: this one, changed, a new one, or {@code null} when nothing is left. */
-  abstract @Nullable IndexBucket<K, V> without(K key);
+  public abstract @Nullable IndexBucket<K, V> without(K key);
 
   /** The objects filed here now: a new list, the caller's to keep. */
-  abstract List<V> values();
+  public abstract List<V> values();
 
-  abstract int size();
+  public abstract int size();
 
   /** Up to {@link #FEW} objects: key, value, key, value... Never changed once made. */
   private static final class Few<K, V> extends IndexBucket<K, V> {
@@ -63,7 +65,7 @@ abstract sealed class IndexBucket<K, V> {
     }
 
     @Override
-    IndexBucket<K, V> with(K key, V value) {
+    public IndexBucket<K, V> with(K key, V value) {
       Objects.requireNonNull(value, "value");
       int at = indexOf(Objects.requireNonNull(key, "key"));
       if (at >= 0) {
@@ -89,7 +91,7 @@ abstract sealed class IndexBucket<K, V> {
     }
 
     @Override
-    @Nullable IndexBucket<K, V> without(K key) {
+    public @Nullable IndexBucket<K, V> without(K key) {
       int at = indexOf(key);
       if (at < 0) {
         return this;
@@ -104,7 +106,7 @@ abstract sealed class IndexBucket<K, V> {
     }
 
     @Override
-    List<V> values() {
+    public List<V> values() {
       List<V> values = new ArrayList<>(size());
       for (int i = 0; i < entries.length; i += 2) {
         values.add(value(i));
@@ -113,7 +115,7 @@ abstract sealed class IndexBucket<K, V> {
     }
 
     @Override
-    int size() {
+    public int size() {
       return entries.length / 2;
     }
 
@@ -133,24 +135,24 @@ abstract sealed class IndexBucket<K, V> {
     private final Map<K, V> objects = new ConcurrentHashMap<>();
 
     @Override
-    IndexBucket<K, V> with(K key, V value) {
+    public IndexBucket<K, V> with(K key, V value) {
       objects.put(key, value);
       return this;
     }
 
     @Override
-    @Nullable IndexBucket<K, V> without(K key) {
+    public @Nullable IndexBucket<K, V> without(K key) {
       objects.remove(key);
       return objects.isEmpty() ? null : this;
     }
 
     @Override
-    List<V> values() {
+    public List<V> values() {
       return new ArrayList<>(objects.values());
     }
 
     @Override
-    int size() {
+    public int size() {
       return objects.size();
     }
   }

@@ -1,4 +1,4 @@
-package dev.metareactor.engine.informer;
+package dev.metareactor.engine.selector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
